@@ -1,0 +1,159 @@
+"""The records that flow through the cleaner, one type per arrow.
+
+RawDocument -> decode -> parse -> Block -> segment -> lm.score -> decide -> ScoredSentence
+-> CleanedDocument. The core never mutates a record once it is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class RawDocument:
+    """One fetched page as a crawler hands it over.
+
+    Attributes:
+        body: the page as fetched (bytes) or already decoded (str).
+        id: a stable identifier (WARC record id, file path, Kafka key...). May be empty.
+        url: the page's URL when known.
+        headers: HTTP response headers; only ``Content-Type`` is used, to find a charset.
+        content_type: a Content-Type given outside the headers (WARC, JSON envelope).
+        error: set by a reader that could not even produce a body (a broken WARC record):
+            the pipeline passes it through as the cleaned document's error.
+    """
+
+    body: bytes | str
+    id: str = ""
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    content_type: str | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Block:
+    """A run of text that a browser would lay out as one box (paragraph, list item, cell...).
+
+    Not frozen, for speed alone: a page makes hundreds of blocks and sentences, and a frozen
+    dataclass takes six times longer to construct. Nothing changes one once it is made.
+
+    Attributes:
+        index: position of the block in reading order, from 0.
+        text: the block's text, whitespace collapsed to single spaces.
+        tag: the block-level element that holds the text (``p``, ``li``, ``td``, ``div``...).
+        tag_path: the tags from ``html`` down to the deepest element holding all of the
+            block's text, space separated (``html body div ul li a``).
+        depth: the number of tags in ``tag_path``.
+        link_density: the share of the block's characters that sit inside ``<a>`` elements.
+        in_link, in_heading, in_list, in_table, in_form: whether ``tag_path`` passes through
+            such an element.
+    """
+
+    index: int
+    text: str
+    tag: str
+    tag_path: str
+    depth: int
+    link_density: float
+    in_link: bool
+    in_heading: bool
+    in_list: bool
+    in_table: bool
+    in_form: bool
+
+
+@dataclass(slots=True)
+class ScoredSentence:
+    """One sentence of one block, with its language-model score and the decision on it.
+
+    Not frozen, for the speed reason given on `Block`.
+
+    ``perplexity`` is ``10 ** (-log10_prob / (n_tokens + 1))``: KenLM's definition, the end of
+    sentence counting as a token. It is ``None`` when the sentence has no scorable token.
+    """
+
+    text: str
+    block_index: int
+    log10_prob: float
+    n_tokens: int
+    n_oov: int
+    perplexity: float | None
+    keep: bool
+    reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "block": self.block_index,
+            "log10_prob": self.log10_prob,
+            "tokens": self.n_tokens,
+            "oov": self.n_oov,
+            "perplexity": self.perplexity,
+            "kept": self.keep,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CleanedDocument:
+    """What the cleaner made of one RawDocument.
+
+    Attributes:
+        id, url: copied from the input.
+        text: the kept sentences; sentences of one block joined by a space, blocks by a newline.
+        sentences: every sentence of the page, kept or not, in reading order.
+        perplexity: document perplexity from the summed log-probabilities and token counts of
+            all its sentences (``None`` without tokens).
+        kept_perplexity: the same over the kept sentences only.
+        dropped: number of dropped sentences by reason.
+        n_blocks: number of text blocks the parser found.
+        encoding: the charset the body was decoded with (``None`` for str input).
+        model_id: the language model that scored the sentences.
+        seconds: time spent per stage (decode, parse, split, score, decide) and in total.
+        error: why the page could not be cleaned (a closed set, see ``decide.ErrorReason``),
+            or ``None``. A document with an error has whatever text was made before it.
+        error_detail: a human-readable explanation of ``error``.
+    """
+
+    id: str
+    url: str
+    text: str
+    sentences: tuple[ScoredSentence, ...]
+    perplexity: float | None
+    kept_perplexity: float | None
+    dropped: Mapping[str, int]
+    n_blocks: int
+    encoding: str | None
+    model_id: str
+    seconds: Mapping[str, float]
+    error: str | None = None
+    error_detail: str | None = None
+
+    @property
+    def n_kept(self) -> int:
+        return sum(1 for s in self.sentences if s.keep)
+
+    def to_dict(self, *, sentences: bool = True) -> dict[str, Any]:
+        """A JSON-ready dict; ``sentences=False`` leaves the per-sentence list out."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "url": self.url,
+            "text": self.text,
+            "perplexity": self.perplexity,
+            "kept_perplexity": self.kept_perplexity,
+            "n_sentences": len(self.sentences),
+            "n_kept": self.n_kept,
+            "dropped": dict(self.dropped),
+            "n_blocks": self.n_blocks,
+            "encoding": self.encoding,
+            "model_id": self.model_id,
+            "seconds": dict(self.seconds),
+            "error": self.error,
+            "error_detail": self.error_detail,
+        }
+        if sentences:
+            out["sentences"] = [s.to_dict() for s in self.sentences]
+        return out

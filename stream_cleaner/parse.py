@@ -1,0 +1,311 @@
+"""HTML -> text blocks. The only module that imports an HTML parser.
+
+Two backends walk their parser's tree and feed one `_BlockBuilder`, so both cut blocks by the
+same rules: lexbor (selectolax), fast, the default; html5lib, the WHATWG reference
+implementation in pure Python, for checking lexbor and for pages where exactness matters more
+than speed. Every walk is iterative: a page of 100,000 nested elements cannot overflow the
+stack.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import re
+import time
+from typing import Any
+
+from .document import Block
+
+# Elements whose content is never page text.
+SKIP_TAGS = frozenset(
+    "head script style noscript template svg math iframe object embed canvas audio video "
+    "map area datalist".split()
+)
+# Elements a browser lays out as their own box: they start and end a block.
+BLOCK_TAGS = frozenset(
+    """
+    address article aside blockquote body br center dd details dialog dir div dl dt fieldset
+    figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 header hgroup hr html legend
+    li main menu nav ol optgroup option p pre section summary table tbody td tfoot th thead tr
+    caption ul textarea select button marquee noframes
+    """.split()
+)
+HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
+LIST_TAGS = frozenset("li ul ol dl dt dd menu dir".split())
+TABLE_TAGS = frozenset("table td th tr tbody thead tfoot caption".split())
+FORM_TAGS = frozenset("form select option optgroup button label textarea input fieldset".split())
+
+MAX_NESTING_DEPTH = 512
+_NESTING_SCAN_TAGS = 8192
+_VOID_TAGS = frozenset(
+    "area base br col embed hr img input link meta param source track wbr".split()
+)
+# start (group 1 empty) or end ("/") of a non-void element: a cheap, C-speed depth estimate
+_TAG_EDGE = re.compile(
+    r"<(/?)(?!(?:area|base|br|col|embed|hr|img|input|link|meta|param|source|track|wbr)[\s/>])"
+    r"[a-zA-Z]"
+)
+_DEPTH_STEP = {"": 1, "/": -1}
+_TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*>")
+_LOOKS_LIKE_HTML = re.compile(
+    r"<(?:!doctype|html|head|body|meta|title|p|div|span|a|br|table|ul|li|h[1-6]|script|style|"
+    r"article|section|nav|header|footer|form|img|b|i|strong|em|font|center|tr|td)[\s>/]",
+    re.IGNORECASE,
+)
+
+
+class TimeBudgetExceeded(TimeoutError):
+    """Parsing went past the document's deadline."""
+
+
+def looks_like_html(text: str) -> bool:
+    """Whether a text has HTML markup in its first 64 KiB (else it is treated as plain text)."""
+    return _LOOKS_LIKE_HTML.search(text, 0, 65536) is not None
+
+
+def parse_blocks(
+    html: str, *, parser: str = "lexbor", deadline: float | None = None
+) -> list[Block]:
+    """Cut a page into text blocks in reading order.
+
+    Args:
+        html: the decoded page.
+        parser: ``lexbor`` or ``html5lib``.
+        deadline: a ``time.monotonic()`` instant past which parsing stops with
+            `TimeBudgetExceeded`.
+
+    Returns:
+        The blocks with their text, tag path, depth, link density and container flags.
+    """
+    html = limit_nesting(html)
+    if parser == "lexbor":
+        from selectolax.lexbor import LexborHTMLParser
+
+        root = LexborHTMLParser(html).root
+    elif parser == "html5lib":
+        root = _html5lib_root(html, deadline)
+    else:
+        raise ValueError(f"unknown parser {parser!r}")
+    return _walk(root, deadline) if root is not None else []
+
+
+def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH) -> str:
+    """Flatten elements nested deeper than ``max_depth``, keeping all the text.
+
+    Both parsers take time quadratic in the nesting depth (lexbor: 23 s for 100,000 nested
+    divs), and no deadline can interrupt C code, so deep markup is flattened before parsing, as
+    Blink's parser does past depth 512. Only pages with many tags are even looked at: below
+    `_NESTING_SCAN_TAGS` tags the worst case costs lexbor about 0.1 s.
+    """
+    if html.count("<") <= _NESTING_SCAN_TAGS:
+        return html
+    steps = map(_DEPTH_STEP.__getitem__, _TAG_EDGE.findall(html))
+    if max(itertools.accumulate(steps), default=0) <= max_depth:
+        return html
+    kept: list[str] = []
+    depth = position = 0
+    for match in _TAG.finditer(html):
+        closing, name = match.group(1), match.group(2).lower()
+        if name in _VOID_TAGS:
+            continue
+        if not closing:
+            depth += 1
+            drop = depth > max_depth
+        else:
+            drop = depth > max_depth
+            depth = max(depth - 1, 0)
+        if drop:
+            kept.append(html[position : match.start()])
+            position = match.end()
+    kept.append(html[position:])
+    return "".join(kept)
+
+
+def parse_text_blocks(text: str) -> list[Block]:
+    """Blocks of a plain-text document: one per non-empty line."""
+    blocks = []
+    for line in text.splitlines():
+        collapsed = " ".join(line.split())
+        if collapsed:
+            blocks.append(
+                Block(
+                    len(blocks), collapsed, "p", "text", 1, 0.0, False, False, False, False, False
+                )
+            )
+    return blocks
+
+
+def extract_text(html: str, *, parser: str = "lexbor") -> str:
+    """The page's text without any filtering: blocks separated by newlines (``strip-tags``)."""
+    return "\n".join(block.text for block in parse_blocks(html, parser=parser))
+
+
+def _walk(root: Any, deadline: float | None) -> list[Block]:
+    """Cut blocks out of a parsed page, depth first, without recursion.
+
+    ``root`` follows lexbor's node protocol (``tag``, ``child``, ``next``, ``text_content``,
+    text nodes tagged ``-text``); html5lib's tree is adapted to it, so both backends follow the
+    very same rules.
+
+    The tag path of a block is the path to the lowest common ancestor of its text nodes, kept in
+    O(1) per node: ``path`` is the stack at the block's first text node and ``lca`` its length;
+    ``low`` is the shallowest depth closed since the last text node, and a later text node
+    lowers ``lca`` to it (the two texts share only the ancestors above it).
+    """
+    blocks: list[Block] = []
+    stack: list[str] = [root.tag]
+    block_stack: list[str] = ["html"]
+    open_nodes: list[Any] = [root]
+    parts: list[str] = []
+    path: list[str] = []
+    n_chars = link_chars = link_depth = count = 0
+    lca = -1
+    low = 0
+    block_tag = ""
+
+    # tag path -> (path string, depth, in_link, in_heading, in_list, in_table, in_form): a
+    # page repeats a few dozen paths over hundreds of blocks
+    path_info: dict[tuple[str, ...], tuple[str, int, bool, bool, bool, bool, bool]] = {}
+
+    def flush() -> None:
+        nonlocal n_chars, link_chars, lca
+        text = " ".join("".join(parts).split())
+        parts.clear()
+        if text:
+            key = tuple(path[:lca])
+            info = path_info.get(key)
+            if info is None:
+                info = path_info[key] = (
+                    " ".join(key),
+                    len(key),
+                    "a" in key,
+                    not HEADING_TAGS.isdisjoint(key),
+                    not LIST_TAGS.isdisjoint(key),
+                    not TABLE_TAGS.isdisjoint(key),
+                    not FORM_TAGS.isdisjoint(key),
+                )
+            blocks.append(
+                Block(
+                    len(blocks),
+                    text,
+                    block_tag,
+                    info[0],
+                    info[1],
+                    link_chars / n_chars if n_chars else 0.0,
+                    *info[2:],
+                )
+            )
+        n_chars = link_chars = 0
+        lca = -1
+
+    node = root.child
+    while True:
+        if node is None:  # the children of open_nodes[-1] are done: close it
+            tag = stack.pop()
+            if tag in BLOCK_TAGS:
+                if parts:
+                    flush()
+                block_stack.pop()
+            elif tag == "a":
+                link_depth -= 1
+            low = min(low, len(stack))
+            node = open_nodes.pop().next
+            if not open_nodes:
+                break
+            continue
+        tag = node.tag
+        if tag == "-text":
+            data = node.text_content
+            if data and not data.isspace():
+                parts.append(data)
+                n = len(data)
+                n_chars += n
+                if link_depth:
+                    link_chars += n
+                depth = len(stack)
+                if lca < 0:
+                    lca = depth
+                    path = stack[:]
+                    block_tag = block_stack[-1]
+                elif low < lca:
+                    lca = low
+                low = depth
+            elif parts:
+                parts.append(" ")
+        elif tag and tag[0] not in "_!#-" and tag not in SKIP_TAGS:  # not comment/doctype
+            count += 1
+            if deadline is not None and not count & 1023 and time.monotonic() > deadline:
+                raise TimeBudgetExceeded("time budget exceeded while parsing")
+            if tag in BLOCK_TAGS:
+                if parts:
+                    flush()
+                block_stack.append(tag)
+            elif tag == "a":
+                link_depth += 1
+            stack.append(tag)
+            open_nodes.append(node)
+            node = node.child
+            continue
+        node = node.next
+    if parts:
+        flush()
+    return blocks
+
+
+class _Html5libNode:
+    """An html5lib (ElementTree) node seen through lexbor's node protocol."""
+
+    __slots__ = ("child", "next", "tag", "text_content")
+
+    def __init__(self, tag: str, text_content: str | None = None) -> None:
+        self.tag = tag
+        self.text_content = text_content
+        self.child: _Html5libNode | None = None
+        self.next: _Html5libNode | None = None
+
+
+class _DeadlineReader(io.StringIO):
+    """Feeds html5lib in small reads, looking at the clock between them.
+
+    html5lib's tree builder is quadratic on deeply nested markup; without this a hostile page
+    could hold the parser far past the document's budget.
+    """
+
+    def __init__(self, text: str, deadline: float | None) -> None:
+        super().__init__(text)
+        self.deadline = deadline
+
+    def read(self, size: int | None = -1) -> str:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise TimeBudgetExceeded("time budget exceeded while parsing (html5lib)")
+        return super().read(1024 if size is None or size < 0 else min(size, 1024))
+
+
+def _html5lib_root(html: str, deadline: float | None) -> _Html5libNode:
+    """Parse with html5lib and link its tree up as `_Html5libNode`s (iteratively)."""
+    import html5lib
+
+    tree = html5lib.parse(
+        _DeadlineReader(html, deadline), treebuilder="etree", namespaceHTMLElements=False
+    )
+    root = _Html5libNode(tree.tag)
+    todo = [(tree, root)]
+    while todo:
+        element, node = todo.pop()
+        children: list[_Html5libNode] = []
+        if element.text:
+            children.append(_Html5libNode("-text", element.text))
+        for sub in element:
+            # comments have a function as their tag; their tails are still page text
+            if isinstance(sub.tag, str):
+                # svg and math keep their namespace in html5lib's tree: "{ns}svg" -> "svg"
+                child = _Html5libNode(sub.tag.rpartition("}")[2])
+                children.append(child)
+                todo.append((sub, child))
+            if sub.tail:
+                children.append(_Html5libNode("-text", sub.tail))
+        for left, right in itertools.pairwise(children):
+            left.next = right
+        node.child = children[0] if children else None
+    return root

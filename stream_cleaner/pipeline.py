@@ -1,0 +1,225 @@
+"""clean_document(): decode -> parse -> split -> score -> decide, composition only, no I/O.
+
+It never raises for bad input: empty, binary, oversized, undecodable or unparseable pages come
+back as a CleanedDocument with an ``error``. It raises only for a broken set-up (a model file
+that does not exist).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from .decide import DropReason, ErrorReason, decide_sentence
+from .decode import BinaryContent, decode_body
+from .document import Block, CleanedDocument, RawDocument, ScoredSentence
+from .lm import LanguageModel, load_model, normalize_many, perplexity
+from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
+from .segment import split_sentences
+from .settings import CleanerSettings
+
+_DEFAULT_SETTINGS = CleanerSettings()
+
+
+class _Failed(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def clean_document(
+    raw: RawDocument | bytes | str,
+    *,
+    settings: CleanerSettings | None = None,
+    model: LanguageModel | None = None,
+) -> CleanedDocument:
+    """Clean one page.
+
+    Args:
+        raw: the page, as a RawDocument or as its body alone (bytes or str).
+        settings: thresholds and options; the defaults when omitted.
+        model: the language model; the process-wide model of ``settings.model_path`` when
+            omitted.
+
+    Returns:
+        The cleaned document, with every sentence, its score and the decision on it.
+    """
+    if not isinstance(raw, RawDocument):
+        raw = RawDocument(body=raw)
+    settings = settings or _DEFAULT_SETTINGS
+    model = model or load_model(settings.model_path)
+    model.model  # noqa: B018 - load now: a missing model is a set-up error, not a page error
+    run = _Run(raw, settings, model)
+    try:
+        run.clean()
+    except _Failed as failure:
+        run.error, run.error_detail = failure.reason, failure.detail
+    except TimeBudgetExceeded as exc:
+        run.error, run.error_detail = ErrorReason.TIME_BUDGET, str(exc)
+    except Exception as exc:
+        run.error = ErrorReason.INTERNAL
+        run.error_detail = f"{type(exc).__name__}: {exc}"
+    return run.result()
+
+
+def clean_documents(
+    raws: Iterable[RawDocument | bytes | str],
+    *,
+    settings: CleanerSettings | None = None,
+    model: LanguageModel | None = None,
+) -> Iterator[CleanedDocument]:
+    """`clean_document` over many pages, in order."""
+    settings = settings or _DEFAULT_SETTINGS
+    model = model or load_model(settings.model_path)
+    for raw in raws:
+        yield clean_document(raw, settings=settings, model=model)
+
+
+class PerplexityProcessor:
+    """pyplexity's processor, for its users: clean a text or an HTML string with a limit.
+
+    Args:
+        perpl_model: the language model (default: the bundled English bigram).
+        perpl_limit: sentences above this perplexity are dropped.
+    """
+
+    def __init__(
+        self, perpl_model: LanguageModel | None = None, perpl_limit: float | None = None
+    ) -> None:
+        self.model = perpl_model or load_model()
+        self.settings = _DEFAULT_SETTINGS.with_options(max_sentence_perplexity=perpl_limit)
+
+    def process(self, text: str) -> str:
+        """The kept text of ``text`` (HTML is detected and its tags removed)."""
+        return clean_document(text, settings=self.settings, model=self.model).text
+
+
+class _Run:
+    """The state of one document's trip through the pipeline."""
+
+    def __init__(self, raw: RawDocument, settings: CleanerSettings, model: LanguageModel) -> None:
+        self.raw = raw
+        self.settings = settings
+        self.model = model
+        self.started = time.perf_counter()
+        budget = settings.time_budget_seconds
+        self.deadline = time.monotonic() + budget if budget else None
+        self.seconds: dict[str, float] = {}
+        self.sentences: list[ScoredSentence] = []
+        self.n_blocks = 0
+        self.encoding: str | None = None
+        self.error: str | None = None
+        self.error_detail: str | None = None
+        self.block_texts: list[str] = []
+
+    def _lap(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.seconds[stage] = now - since
+        return now
+
+    def clean(self) -> None:
+        raw, settings = self.raw, self.settings
+        if raw.error:
+            # readers write "<code>: <detail>" (codes in ErrorReason)
+            reason, _, detail = raw.error.partition(": ")
+            raise _Failed(reason, detail or reason)
+        body = raw.body
+        size = len(body)
+        if size > settings.max_document_bytes:
+            raise _Failed(
+                ErrorReason.TOO_LARGE,
+                f"{size} bytes is more than max_document_bytes={settings.max_document_bytes}",
+            )
+        t = time.perf_counter()
+        if isinstance(body, bytes):
+            try:
+                decoded = decode_body(body, content_type=raw.content_type, headers=raw.headers)
+            except BinaryContent as exc:
+                raise _Failed(ErrorReason.BINARY, str(exc)) from None
+            text, self.encoding = decoded.text, decoded.encoding
+        else:
+            text = body
+        t = self._lap("decode", t)
+        if not text or text.isspace():
+            raise _Failed(ErrorReason.EMPTY, "the body is empty")
+        if _is_plain_text(raw, text):
+            blocks = parse_text_blocks(text)
+        else:
+            blocks = parse_blocks(text, parser=settings.parser, deadline=self.deadline)
+        self.n_blocks = len(blocks)
+        t = self._lap("parse", t)
+        if not blocks:
+            raise _Failed(ErrorReason.EMPTY, "no text found in the page")
+        self._score_blocks(blocks)
+
+    def _score_blocks(self, blocks: list[Block]) -> None:
+        t = time.perf_counter()
+        texts: list[str] = []
+        block_of: list[int] = []
+        for block in blocks:
+            for sentence in split_sentences(block.text):
+                texts.append(sentence)
+                block_of.append(block.index)
+        t = self._lap("split", t)
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.sentences = [
+                ScoredSentence(text, b, 0.0, 0, 0, None, False, DropReason.TIME_BUDGET)
+                for text, b in zip(texts, block_of, strict=True)
+            ]
+            raise TimeBudgetExceeded("time budget exceeded before scoring")
+        scores = self.model.score_many(normalize_many(texts))
+        t = self._lap("score", t)
+        max_ppl = self.settings.max_sentence_perplexity
+        sentences = self.sentences
+        kept_by_block: dict[int, list[str]] = {}
+        for text, b, score in zip(texts, block_of, scores, strict=True):
+            ppl = perplexity(score.log10_prob, score.n_tokens)
+            keep, reason = decide_sentence(text, ppl, max_sentence_perplexity=max_ppl)
+            sentences.append(
+                ScoredSentence(
+                    text, b, score.log10_prob, score.n_tokens, score.n_oov, ppl, keep, reason
+                )
+            )
+            if keep:
+                kept_by_block.setdefault(b, []).append(text)
+        self.block_texts = [" ".join(kept) for kept in kept_by_block.values()]
+        self._lap("decide", t)
+
+    def result(self) -> CleanedDocument:
+        total_lp = kept_lp = 0.0
+        total_n = kept_n = 0
+        dropped: Counter[str] = Counter()
+        for s in self.sentences:
+            if s.n_tokens:
+                total_lp += s.log10_prob
+                total_n += s.n_tokens + 1
+                if s.keep:
+                    kept_lp += s.log10_prob
+                    kept_n += s.n_tokens + 1
+            if not s.keep:
+                dropped[s.reason or "unknown"] += 1
+        self.seconds["total"] = time.perf_counter() - self.started
+        return CleanedDocument(
+            id=self.raw.id,
+            url=self.raw.url,
+            text="\n".join(self.block_texts),
+            sentences=tuple(self.sentences),
+            perplexity=10.0 ** (-total_lp / total_n) if total_n else None,
+            kept_perplexity=10.0 ** (-kept_lp / kept_n) if kept_n else None,
+            dropped=dict(dropped),
+            n_blocks=self.n_blocks,
+            encoding=self.encoding,
+            model_id=self.model.id,
+            seconds=self.seconds,
+            error=self.error,
+            error_detail=self.error_detail,
+        )
+
+
+def _is_plain_text(raw: RawDocument, text: str) -> bool:
+    content_type = (raw.content_type or "").lower()
+    if content_type.startswith("text/plain"):
+        return True
+    return not looks_like_html(text)

@@ -1,0 +1,84 @@
+"""Text -> sentences: a rule-based splitter that needs no download and runs at regex speed.
+
+A boundary is sentence-final punctuation followed by white space and a character that can
+start a sentence (anything but a lower-case letter), unless the word before it is a known
+abbreviation or a single-letter initial. CJK full stops (。！？) end a sentence with no white
+space after them. Decimals (3.14) and URLs (example.org/a.b) have no white space after their
+dots, so they are never split.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Lower-cased, without the final dot. Titles, Latin abbreviations, months, common units and
+# company suffixes: the ones that end a word in running text and are followed by a capital.
+ABBREVIATIONS = frozenset(
+    """
+    mr mrs ms dr prof rev hon sr jr st mt ft gen col lt sgt capt cmdr adm gov sen rep pres
+    messrs mme mlle mssrs fr br sra
+    vs etc e.g i.e cf al approx ca viz no nos vol vols pp p fig figs eq eqs ch sec art
+    jan feb mar apr jun jul aug sep sept oct nov dec
+    inc ltd co corp bros llc plc dept univ assn est
+    a.m p.m u.s u.k u.n e.u d.c
+    """.split()
+)
+
+# Punctuation that ends a sentence when white space follows (then optional closing quotes or
+# brackets that belong to the sentence being closed); group 1 is the first character of what
+# comes next. CJK full stops need no white space; the alternation costs twice the time, so it
+# is used only on texts that have one.
+_BOUNDARY = re.compile(r"""[.!?…]+["'”’»)\]]*\s+(\S)""")
+_BOUNDARY_CJK = re.compile(r"""[.!?…]+["'”’»)\]]*\s+(\S)|[。！？]+[」』”’）)]*""")
+_CJK_STOP = re.compile(r"[。！？]")
+_FINAL_PUNCT = re.compile(r"[.!?…。！？]")  # a cheap first look: one class, no alternation
+_PREV_WORD = re.compile(r"(\S+)$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split one block's text into sentences.
+
+    Args:
+        text: the text of one block, white space already collapsed.
+
+    Returns:
+        The sentences, stripped, in order; empty sentences are left out. A text without any
+        boundary comes back as one sentence.
+    """
+    if _FINAL_PUNCT.search(text) is None:
+        return [text] if text else []  # most blocks (menus, titles, items): nothing to split
+    boundary = _BOUNDARY_CJK if _CJK_STOP.search(text) else _BOUNDARY
+    matches = list(boundary.finditer(text))
+    if not matches:
+        return [text]
+    sentences: list[str] = []
+    start = 0
+    for match in matches:
+        following = match.group(1)
+        if following is not None:
+            if following.islower():
+                continue
+            if text[match.start()] == "." and _is_abbreviation(text, start, match.start()):
+                continue
+            end = match.start(1)
+        else:
+            end = match.end()
+        piece = text[start:end].strip()
+        if piece:
+            sentences.append(piece)
+        start = end
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def _is_abbreviation(text: str, start: int, dot: int) -> bool:
+    """Whether the word ending at ``dot`` (the index of its final '.') is an abbreviation."""
+    word_match = _PREV_WORD.search(text, start, dot)
+    if word_match is None:
+        return False
+    word = word_match.group(1).lstrip("([\"'“‘").lower()
+    if len(word) == 1 and word.isalpha():
+        return True  # an initial: "J. R. R. Tolkien"
+    return word in ABBREVIATIONS

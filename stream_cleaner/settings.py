@@ -1,0 +1,71 @@
+"""Every threshold and option of the cleaner, with its default, in one place."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+PARSERS = ("lexbor", "html5lib")
+
+# Chosen on CleanEval dev only: `python bench/threshold.py` prints the table behind it.
+MAX_SENTENCE_PERPLEXITY_DEFAULT = 3000.0
+# Pages above this are refused with the reason `too_large` rather than parsed.
+MAX_DOCUMENT_BYTES_DEFAULT = 32 * 1024 * 1024
+# Wall-clock seconds one document may take; past it the document ends with `time_budget`.
+TIME_BUDGET_SECONDS_DEFAULT = 5.0
+ENV_PREFIX = "STREAM_CLEANER_"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanerSettings:
+    """Options of `clean_document`.
+
+    Attributes:
+        max_sentence_perplexity: sentences scoring above it are dropped (the paper's method).
+        parser: HTML parser backend, ``lexbor`` (fast, default) or ``html5lib`` (reference).
+        model_path: a KenLM binary or ARPA file; ``None`` means the bundled English bigram.
+        max_document_bytes: larger bodies are not parsed and end with the error ``too_large``.
+        time_budget_seconds: per-document wall-clock budget; ``0`` disables it.
+    """
+
+    max_sentence_perplexity: float = MAX_SENTENCE_PERPLEXITY_DEFAULT
+    parser: str = "lexbor"
+    model_path: str | None = None
+    max_document_bytes: int = MAX_DOCUMENT_BYTES_DEFAULT
+    time_budget_seconds: float = TIME_BUDGET_SECONDS_DEFAULT
+
+    def __post_init__(self) -> None:
+        if self.parser not in PARSERS:
+            raise ValueError(f"parser must be one of {PARSERS}, not {self.parser!r}")
+        if self.max_sentence_perplexity <= 0:
+            raise ValueError("max_sentence_perplexity must be positive")
+        if self.max_document_bytes <= 0:
+            raise ValueError("max_document_bytes must be positive")
+        if self.time_budget_seconds < 0:
+            raise ValueError("time_budget_seconds must not be negative")
+
+    def with_options(self, **changes: Any) -> CleanerSettings:
+        """A copy with the given fields changed; ``None`` values are ignored."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> CleanerSettings:
+        """Settings from ``STREAM_CLEANER_<FIELD>`` variables, defaults for the rest."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = environ.get(ENV_PREFIX + f.name.upper())
+            if raw is None or raw == "":
+                continue
+            default = getattr(cls(), f.name)
+            if isinstance(default, bool):
+                values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, int):
+                values[f.name] = int(raw)
+            elif isinstance(default, float):
+                values[f.name] = float(raw)
+            else:
+                values[f.name] = raw
+        return cls(**values)
