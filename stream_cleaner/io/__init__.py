@@ -1,0 +1,15 @@
+"""Reading documents from files, trees, WARC, JSON Lines and stdin; writing cleaned ones."""
+
+from stream_cleaner.io.readers import ReaderError, ReadStats, Source, iter_documents
+from stream_cleaner.io.writers import DocumentWriter, JsonlWriter, TextTreeWriter, WarcWriter
+
+__all__ = [
+    "DocumentWriter",
+    "JsonlWriter",
+    "ReadStats",
+    "ReaderError",
+    "Source",
+    "TextTreeWriter",
+    "WarcWriter",
+    "iter_documents",
+]
