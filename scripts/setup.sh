@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Install everything stream-cleaner needs on a fresh Debian 12 machine (Python 3.11):
+# Debian build packages, a virtualenv at .venv with the package and its dev tools, KenLM's
+# training tools (lmplz, build_binary) in .cache/kenlm/bin, and, when ../shared/data is there,
+# the benchmark pages unpacked into .cache/data. Safe to run again: it skips what is done.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+python="${PYTHON:-$(command -v python3.11 || command -v python3)}"
+
+apt_packages=(
+    python3-venv python3-dev build-essential cmake
+    libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev
+    zlib1g-dev libbz2-dev liblzma-dev
+)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+        || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    echo "installing Debian packages: ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+fi
+
+if [[ ! -x .venv/bin/python ]]; then
+    "$python" -m venv .venv
+fi
+stamp=.venv/.stream-cleaner-installed
+want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    echo "installing stream-cleaner into .venv (kenlm compiles: about a minute)"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+    echo "$want" >"$stamp"
+fi
+
+bash scripts/build-kenlm-tools.sh
+
+if [[ -d ../shared/data/eval ]]; then
+    bash bench/setup-data.sh
+fi
+echo "set-up done: .venv/bin/stream-cleaner is ready"

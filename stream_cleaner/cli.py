@@ -1,0 +1,366 @@
+"""The command line: ``stream-cleaner COMMAND ...``. Thin callers of the core, nothing more.
+
+Exit codes: 0 done (pages that could not be cleaned are in the output with their error, they
+do not fail the run); 1 the run could not be done (missing model, unreadable path, tool
+failure); 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .settings import PARSERS, CleanerSettings
+
+if TYPE_CHECKING:
+    from .document import CleanedDocument
+    from .io import Source
+
+log = logging.getLogger("stream_cleaner")
+SAMPLES_DIR = Path(__file__).parent / "samples"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line (``argv`` without the program name)."""
+    parser = argparse.ArgumentParser(
+        prog="stream-cleaner",
+        description="Clean crawled web pages: strip tags, split sentences, score them with a "
+        "KenLM language model, drop boilerplate.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = commands.add_parser(
+        "perplexity",
+        help="print the perplexity of sentences",
+        description="Print the perplexity of each sentence given (or of each line of stdin).",
+    )
+    p.add_argument("sentences", nargs="*", metavar="SENTENCE", help="sentences; none or - = stdin")
+    _add_model_option(p)
+
+    p = commands.add_parser(
+        "strip-tags",
+        help="print the text of HTML pages, no filtering",
+        description="Print the text of each page, one block per line, without any filtering.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="HTML files, directories, WARC, -")
+    p.add_argument("--parser", choices=PARSERS, default="lexbor")
+
+    p = commands.add_parser(
+        "clean",
+        help="clean pages from files, directories, WARC, JSON Lines or stdin",
+        description="Run the full pipeline over every page found in PATHs (HTML files, "
+        "directory trees, WARC/WARC.gz, JSON Lines, or - for stdin). Every input page gives "
+        "one output record; pages that cannot be cleaned carry an error.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=("jsonl", "text", "warc"),
+        default="jsonl",
+        help="jsonl: one JSON record per page (default); text: a mirrored tree of .txt files "
+        "(needs -o DIR); warc: WARC conversion records",
+    )
+    p.add_argument("-o", "--output", help="output file or directory (default: stdout)")
+    p.add_argument(
+        "--no-sentences", action="store_true", help="leave the per-sentence list out of JSON"
+    )
+    _add_cleaner_options(p)
+    p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
+
+    p = commands.add_parser(
+        "train-lm",
+        help="train a KenLM model on a text corpus",
+        description="Normalise a corpus with the cleaner's own normalisation, train a KenLM "
+        "model with lmplz and write a binary (build_binary) plus a JSON sidecar. Any language "
+        "works: give a corpus of that language, one paragraph or sentence per line (plain, "
+        ".xz, .gz or .bz2; WikiExtractor <doc> lines are skipped).",
+    )
+    p.add_argument("corpora", nargs="+", metavar="CORPUS")
+    p.add_argument("-o", "--output", required=True, help="the model file to write")
+    p.add_argument("--order", type=int, choices=(2, 3, 4, 5), default=2)
+    p.add_argument(
+        "--prune",
+        type=int,
+        nargs="+",
+        default=[],
+        help="lmplz --prune thresholds per order, e.g. 0 1",
+    )
+    p.add_argument("--id", dest="model_id", help="model id recorded in the sidecar")
+    p.add_argument("--arpa", action="store_true", help="write ARPA text instead of a binary")
+    p.add_argument("--memory", default="40%", help="lmplz sort memory (default 40%%)")
+    p.add_argument("--binary-type", choices=("trie", "probing"), default="trie")
+
+    p = commands.add_parser(
+        "demo",
+        help="clean the bundled sample pages and show what was kept",
+        description="Clean the sample pages shipped with the package (or PATHs) and print a "
+        "summary and one cleaned page.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    _add_cleaner_options(p)
+
+    return parser.parse_args(argv)
+
+
+def _add_model_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="KenLM model file (default: the bundled English bigram)")
+
+
+def _add_cleaner_options(p: argparse.ArgumentParser) -> None:
+    _add_model_option(p)
+    p.add_argument(
+        "--max-perplexity",
+        type=float,
+        dest="max_sentence_perplexity",
+        help="drop sentences above this perplexity "
+        f"(default {CleanerSettings().max_sentence_perplexity:g})",
+    )
+    p.add_argument("--parser", choices=PARSERS, help="HTML parser backend (default lexbor)")
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        dest="time_budget_seconds",
+        help="seconds one page may take (default "
+        f"{CleanerSettings().time_budget_seconds:g}; 0 = no limit)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        dest="max_document_bytes",
+        help="larger pages are refused as too_large",
+    )
+
+
+def _settings(args: argparse.Namespace) -> CleanerSettings:
+    return CleanerSettings.from_env().with_options(
+        max_sentence_perplexity=args.max_sentence_perplexity,
+        parser=args.parser,
+        model_path=args.model,
+        time_budget_seconds=args.time_budget_seconds,
+        max_document_bytes=args.max_document_bytes,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    handler = {
+        "perplexity": _cmd_perplexity,
+        "strip-tags": _cmd_strip_tags,
+        "clean": _cmd_clean,
+        "train-lm": _cmd_train_lm,
+        "demo": _cmd_demo,
+    }[args.command]
+    try:
+        return handler(args)
+    except BrokenPipeError:
+        # the reader went away (`| head`): not an error; silence the flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except (FileNotFoundError, PermissionError, IsADirectoryError, ValueError, RuntimeError) as exc:
+        print(f"stream-cleaner {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _cmd_perplexity(args: argparse.Namespace) -> int:
+    from .lm import load_model
+
+    model = load_model(args.model)
+    sentences: Sequence[str] | Iterator[str] = args.sentences
+    if not sentences or list(sentences) == ["-"]:
+        sentences = (line.rstrip("\n") for line in sys.stdin)
+    for sentence in sentences:
+        ppl = model.compute_sentence(sentence)
+        print("nan" if ppl is None else f"{ppl:.2f}")
+    return 0
+
+
+def _cmd_strip_tags(args: argparse.Namespace) -> int:
+    from .decode import BinaryContent, decode_body
+    from .io import iter_documents
+    from .parse import extract_text
+
+    failed = 0
+    for source in iter_documents(args.paths, stdin=sys.stdin.buffer):
+        doc = source.doc
+        try:
+            if doc.error:
+                raise ValueError(doc.error)
+            body = doc.body
+            html = (
+                body
+                if isinstance(body, str)
+                else decode_body(body, content_type=doc.content_type, headers=doc.headers).text
+            )
+            sys.stdout.write(extract_text(html, parser=args.parser) + "\n")
+        except (BinaryContent, ValueError) as exc:
+            failed += 1
+            print(f"{source.origin}: skipped: {exc}", file=sys.stderr)
+    return 0
+
+
+def _cmd_clean(args: argparse.Namespace) -> int:
+    from .io import JsonlWriter, TextTreeWriter, WarcWriter, iter_documents
+
+    settings = _settings(args)
+    if args.format == "text" and not args.output:
+        raise ValueError("--format text writes a directory tree: give it with -o DIR")
+    from .lm import load_model
+
+    load_model(settings.model_path).model  # noqa: B018 - fail now, before reading any input
+    sources = iter_documents(args.paths, stdin=sys.stdin.buffer)
+    out_stream: Any = None
+    if args.format == "jsonl":
+        out_stream = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
+        writer: Any = JsonlWriter(out_stream, sentences=not args.no_sentences)
+    elif args.format == "text":
+        writer = TextTreeWriter(args.output)
+    else:
+        writer = WarcWriter(args.output if args.output else sys.stdout.buffer)
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    counts: Counter[str] = Counter()
+    started = time.perf_counter()
+    with writer:
+        for source, doc in _progress(_clean_sources(sources, settings, args.jobs), show):
+            writer.write(source, doc)
+            counts["documents"] += 1
+            counts["errors"] += doc.error is not None
+            counts["sentences"] += len(doc.sentences)
+            counts["kept"] += doc.n_kept
+    if out_stream is not None and out_stream is not sys.stdout.buffer:
+        out_stream.close()
+    elapsed = time.perf_counter() - started
+    print(
+        f"stream-cleaner clean: {counts['documents']} documents ({counts['errors']} with an "
+        f"error), {counts['kept']}/{counts['sentences']} sentences kept, "
+        f"{counts['documents'] / elapsed if elapsed else 0:.1f} documents/s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _progress(items: Iterator[Any], show: bool) -> Iterator[Any]:
+    if not show:
+        return items
+    from tqdm import tqdm
+
+    return iter(tqdm(items, unit="doc", file=sys.stderr))
+
+
+def _clean_sources(
+    sources: Iterator[Source], settings: CleanerSettings, jobs: int
+) -> Iterator[tuple[Source, CleanedDocument]]:
+    """Clean in this process, or in ``jobs`` processes that each hold the model once."""
+    from .pipeline import clean_document
+
+    if jobs <= 1:
+        for source in sources:
+            yield source, clean_document(source.doc, settings=settings)
+        return
+    import multiprocessing as mp
+
+    # fork shares the already memory-mapped model pages with the children
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(settings,)) as pool:
+        yield from pool.imap(_clean_in_worker, sources, chunksize=4)
+
+
+_WORKER_SETTINGS: CleanerSettings | None = None
+
+
+def _init_worker(settings: CleanerSettings) -> None:
+    global _WORKER_SETTINGS
+    _WORKER_SETTINGS = settings
+
+
+def _clean_in_worker(source: Source) -> tuple[Source, CleanedDocument]:
+    from .pipeline import clean_document
+
+    return source, clean_document(source.doc, settings=_WORKER_SETTINGS)
+
+
+def _cmd_train_lm(args: argparse.Namespace) -> int:
+    from .lm import train_lm
+
+    def progress(n: int) -> None:
+        print(f"  {n:,} sentences", file=sys.stderr)
+
+    trained = train_lm(
+        args.corpora,
+        args.output,
+        order=args.order,
+        prune=args.prune,
+        memory=args.memory,
+        binary_type=args.binary_type,
+        arpa=args.arpa,
+        model_id=args.model_id,
+        progress=progress if args.verbose else None,
+    )
+    info = trained.info
+    print(
+        f"wrote {trained.path} ({info['size_bytes'] / 1e6:.1f} MB, order {info['order']}, "
+        f"{info['vocabulary_size']} words, {info['training_sentences']:,} sentences) "
+        f"and {trained.path}.json"
+    )
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .io import iter_documents
+    from .pipeline import clean_document
+
+    settings = _settings(args)
+    paths = args.paths or [str(SAMPLES_DIR)]
+    rows = []
+    last = None
+    for source in iter_documents(paths):
+        if not args.paths and not source.origin.endswith(".html"):
+            continue
+        doc = clean_document(source.doc, settings=settings)
+        rows.append((Path(source.origin).name, doc))
+        if doc.n_kept and (last is None or len(doc.sentences) > len(last.sentences)):
+            last = doc
+    print(f"{'page':<28} {'kept':>9} {'dropped by reason':<40} {'ppl':>7} {'ms':>6}")
+    for name, doc in rows:
+        reasons = ", ".join(f"{k}={v}" for k, v in sorted(doc.dropped.items())) or "-"
+        if doc.error:
+            reasons = f"ERROR {doc.error}"
+        ppl = f"{doc.perplexity:.0f}" if doc.perplexity else "-"
+        print(
+            f"{name[:28]:<28} {doc.n_kept:>4}/{len(doc.sentences):<4} {reasons[:40]:<40} "
+            f"{ppl:>7} {doc.seconds['total'] * 1000:>6.1f}"
+        )
+    if last is not None:
+        print(
+            f"\n--- cleaned text of {last.id} "
+            f"(max perplexity {settings.max_sentence_perplexity:g}) ---"
+        )
+        print(last.text[:3000])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,171 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from stream_cleaner.cli import main, parse_args
+
+from .conftest import DATA, SAMPLES
+
+TINY = str(DATA / "tiny.arpa")
+PAGE = "<html><body><ul><li>Home</li></ul><p>A river is a natural stream of water.</p></body>"
+
+
+def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "stream_cleaner", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "command", [[], ["perplexity"], ["strip-tags"], ["clean"], ["train-lm"], ["demo"]]
+)
+def test_every_command_has_help(command):
+    done = run(*command, "--help")
+    assert done.returncode == 0
+    assert b"usage: stream-cleaner" in done.stdout
+
+
+def test_bad_usage_exits_2():
+    assert run("clean").returncode == 2
+    assert run("no-such-command").returncode == 2
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["clean", "x", "--format", "pdf"])
+    assert exc.value.code == 2
+
+
+def test_perplexity_prints_one_number_per_sentence(capsys):
+    assert (
+        main(
+            [
+                "perplexity",
+                "--model",
+                TINY,
+                "A river is a natural stream of water.",
+                "Login | Register",
+            ]
+        )
+        == 0
+    )
+    first, second = (float(x) for x in capsys.readouterr().out.split())
+    assert first < second
+
+
+def test_perplexity_reads_stdin():
+    done = run("perplexity", "--model", TINY, stdin=b"Bread is a food.\nzz qq xx\n")
+    assert done.returncode == 0
+    assert len(done.stdout.split()) == 2
+
+
+def test_strip_tags_prints_text_only(tmp_path, capsys):
+    (tmp_path / "p.html").write_text(PAGE)
+    assert main(["strip-tags", str(tmp_path / "p.html")]) == 0
+    assert capsys.readouterr().out == "Home\nA river is a natural stream of water.\n"
+
+
+def test_clean_a_directory_to_json_lines(tmp_path, capsysbinary):
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    (tmp_path / "in" / "a.html").write_text(PAGE)
+    (tmp_path / "in" / "sub" / "b.html").write_text("<p>Bread is a food.</p>")
+    (tmp_path / "in" / "empty.html").write_bytes(b"")
+    assert (
+        main(["clean", str(tmp_path / "in"), "--model", TINY, "--max-perplexity", "1000000"]) == 0
+    )
+    captured = capsysbinary.readouterr()
+    records = [json.loads(line) for line in captured.out.splitlines()]
+    assert len(records) == 3
+    by_name = {r["id"].rsplit("/", 1)[-1]: r for r in records}
+    assert by_name["a.html"]["text"] == "Home\nA river is a natural stream of water."
+    assert by_name["a.html"]["sentences"][1]["perplexity"] > 0
+    assert by_name["empty.html"]["error"] == "empty"
+    assert b"3 documents (1 with an error)" in captured.err
+
+
+def test_clean_to_a_text_tree_and_to_warc(tmp_path):
+    out = tmp_path / "tree"
+    assert main(["clean", str(SAMPLES), "-f", "text", "-o", str(out), "--model", TINY]) == 0
+    assert (out / "news-article.html.txt").is_file()
+    warc = tmp_path / "out.warc.gz"
+    assert main(["clean", str(SAMPLES), "-f", "warc", "-o", str(warc), "--model", TINY]) == 0
+    with open(warc, "rb") as stream:
+        kinds = [r.rec_type for r in ArchiveIterator(stream)]
+    assert kinds.count("conversion") == len(list(SAMPLES.iterdir()))
+
+
+def test_text_format_needs_an_output_directory(capsys):
+    assert main(["clean", str(SAMPLES), "-f", "text", "--model", TINY]) == 1
+    assert "-o DIR" in capsys.readouterr().err
+
+
+def test_clean_stdin_html_and_jsonl():
+    done = run("clean", "-", "--model", TINY, "--no-sentences", stdin=PAGE.encode())
+    assert done.returncode == 0
+    (record,) = [json.loads(x) for x in done.stdout.splitlines()]
+    assert "sentences" not in record
+    assert record["n_sentences"] == 2
+    lines = (
+        b"\n".join(
+            json.dumps({"id": f"d{i}", "url": f"http://e.org/{i}", "body": PAGE}).encode()
+            for i in range(3)
+        )
+        + b"\n{not json\n"
+    )
+    done = run("clean", "-", "--model", TINY, stdin=lines)
+    records = [json.loads(x) for x in done.stdout.splitlines()]
+    assert [r["id"] for r in records[:3]] == ["d0", "d1", "d2"]
+    assert records[3]["error"] == "invalid_json"
+
+
+def test_parallel_workers_give_the_same_records_in_the_same_order(tmp_path, capsysbinary):
+    args = ["clean", str(SAMPLES), "--model", TINY, "--no-sentences"]
+    assert main(args) == 0
+    serial = [json.loads(x) for x in capsysbinary.readouterr().out.splitlines()]
+    assert main([*args, "-j", "2"]) == 0
+    parallel = [json.loads(x) for x in capsysbinary.readouterr().out.splitlines()]
+    assert [(r["id"], r["text"]) for r in parallel] == [(r["id"], r["text"]) for r in serial]
+
+
+def test_missing_model_or_path_exits_1(tmp_path, capsys):
+    assert main(["clean", str(SAMPLES), "--model", str(tmp_path / "nope.klm")]) == 1
+    assert "language model not found" in capsys.readouterr().err
+    assert main(["clean", str(tmp_path / "missing.html"), "--model", TINY]) == 1
+
+
+def test_demo_cleans_the_samples(capsys):
+    assert main(["demo", "--model", TINY]) == 0
+    out = capsys.readouterr().out
+    for name in ("news-article.html", "german-news.html", "recipe.html"):
+        assert name in out
+    assert "cleaned text of" in out
+
+
+@pytest.mark.lmplz
+def test_train_lm_command(tmp_path, capsys):
+    model = tmp_path / "m.klm"
+    assert (
+        main(
+            [
+                "train-lm",
+                str(DATA / "tiny-corpus.txt"),
+                "-o",
+                str(model),
+                "--order",
+                "2",
+                "--prune",
+                "0",
+                "1",
+                "--id",
+                "cli-test",
+            ]
+        )
+        == 0
+    )
+    assert "wrote" in capsys.readouterr().out
+    assert json.loads((tmp_path / "m.klm.json").read_text())["prune"] == [0, 1]
+    assert main(["perplexity", "--model", str(model), "Bread is a food."]) == 0

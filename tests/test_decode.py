@@ -1,0 +1,102 @@
+import codecs
+
+import pytest
+
+from stream_cleaner.decode import BinaryContent, charset_from_content_type, decode_body
+
+from .conftest import SAMPLES
+
+CAFE = "Café in Zürich — 東京"
+
+
+def page(charset_meta: str, body: str) -> str:
+    return f"<html><head>{charset_meta}</head><body><p>{body}</p></body></html>"
+
+
+def test_utf8_keeps_every_character():
+    decoded = decode_body(page('<meta charset="utf-8">', CAFE).encode("utf-8"))
+    assert CAFE in decoded.text
+    assert decoded.encoding == "utf-8"
+
+
+def test_bom_wins_over_everything():
+    raw = codecs.BOM_UTF8 + page('<meta charset="iso-8859-1">', CAFE).encode("utf-8")
+    decoded = decode_body(raw, content_type="text/html; charset=iso-8859-1")
+    assert decoded.source == "bom"
+    assert CAFE in decoded.text
+    utf16 = codecs.BOM_UTF16_LE + page("", CAFE).encode("utf-16-le")
+    assert CAFE in decode_body(utf16).text
+
+
+def test_http_charset_comes_before_meta():
+    raw = page('<meta charset="utf-8">', "Привет мир").encode("koi8-r")
+    decoded = decode_body(raw, headers={"Content-Type": "text/html; charset=KOI8-R"})
+    assert decoded.source == "http"
+    assert "Привет мир" in decoded.text
+
+
+def test_meta_charset_and_http_equiv():
+    raw = page('<meta charset="windows-1251">', "Привет мир").encode("cp1251")
+    assert "Привет мир" in decode_body(raw).text
+    equiv = '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">'
+    raw = page(equiv, "Grüße aus Köln").encode("latin-1")
+    decoded = decode_body(raw)
+    assert decoded.source == "meta"
+    assert "Grüße aus Köln" in decoded.text
+
+
+def test_latin1_label_means_windows_1252():
+    raw = page('<meta charset="iso-8859-1">', "“quoted” – dash").encode("cp1252")
+    assert "“quoted” – dash" in decode_body(raw).text
+
+
+def test_wrong_declared_charset_is_corrected():
+    # declared Latin-1 but really UTF-8: reading it as declared would make mojibake
+    raw = page('<meta charset="iso-8859-1">', CAFE).encode("utf-8")
+    assert CAFE in decode_body(raw).text
+    # declared UTF-8 but really Latin-1: strict UTF-8 fails, detection takes over
+    raw = page('<meta charset="utf-8">', "Grüße aus Köln, schöne Straße. " * 20).encode("latin-1")
+    decoded = decode_body(raw)
+    assert "Grüße aus Köln" in decoded.text
+    assert "\ufffd" not in decoded.text
+
+
+def test_undeclared_legacy_charset_is_detected():
+    text = "Съешь же ещё этих мягких французских булок, да выпей чаю. " * 10
+    decoded = decode_body(page("", text).encode("cp1251"))
+    assert decoded.source == "detected"
+    assert "французских булок" in decoded.text
+
+
+def test_unknown_charset_label_falls_back():
+    raw = page('<meta charset="x-no-such-charset">', CAFE).encode("utf-8")
+    assert CAFE in decode_body(raw).text
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        b"\xff\xd8\xff\xe0\x00\x10JFIF",
+        b"PK\x03\x04\x14\x00\x00\x00",
+        bytes(range(256)) * 4,
+    ],
+    ids=["pdf", "png", "jpeg", "zip", "random-bytes"],
+)
+def test_binary_bodies_are_refused(raw):
+    with pytest.raises(BinaryContent):
+        decode_body(raw)
+
+
+def test_content_type_charset_parsing():
+    assert charset_from_content_type('text/html; charset="UTF-8"') == "UTF-8"
+    assert charset_from_content_type("text/html") is None
+    assert charset_from_content_type(None) is None
+
+
+def test_bundled_latin1_sample_decodes():
+    decoded = decode_body((SAMPLES / "german-news.html").read_bytes())
+    assert decoded.encoding == "cp1252"
+    assert "ä" in decoded.text and "ß" in decoded.text
+    assert "\ufffd" not in decoded.text

@@ -1,0 +1,140 @@
+import json
+import math
+import re
+
+import kenlm
+import pytest
+
+from stream_cleaner.lm import (
+    NORMALIZATION_VERSION,
+    KenlmToolsMissing,
+    LanguageModel,
+    PerplexityModel,
+    find_kenlm_tool,
+    iter_corpus_sentences,
+    load_model,
+    normalize,
+    normalize_many,
+    perplexity,
+    train_lm,
+)
+
+from .conftest import DATA
+
+
+def test_normalize_lowercases_zeroes_digits_and_splits_punctuation():
+    assert normalize("Café in Zürich — 東京, it’s 3.14 USD!") == (
+        "café in zürich - 東 京 , it ' s 0 . 00 usd !"
+    )
+
+
+def test_normalize_keeps_every_script():
+    assert normalize("Привет, мир") == "привет , мир"
+    assert normalize("مرحبا بالعالم") == "مرحبا بالعالم"
+    assert normalize("ภาษาไทย ง่าย") == "ภาษาไทย ง่าย"
+
+
+def test_normalize_many_equals_normalize_one_by_one():
+    # the batch form is what the pipeline uses; training uses the single form
+    reference = re.compile(
+        r"[^\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|"
+        r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\w\s]"
+    )
+    texts = ["A b.", "", "x²½ ٣ 𝟘 — «q» ©2007 東京。", "tab\there", "snake_case & co"]
+    batch = normalize_many(texts)
+    assert batch == [normalize(t) for t in texts]
+    fold = str.maketrans({"—": "-", "«": '"', "»": '"'})
+    for text, normalized in zip(texts, batch, strict=True):
+        expected = " ".join(reference.findall(re.sub(r"\d", "0", text.lower().translate(fold))))
+        assert normalized == expected
+
+
+def test_perplexity_counts_the_end_of_sentence():
+    assert perplexity(-3.0, 2) == pytest.approx(10.0)
+    assert perplexity(0.0, 0) is None
+
+
+def test_score_matches_kenlm_and_counts_oov(tiny_model):
+    sentence = normalize("A river is a natural stream of zorblax.")
+    score = tiny_model.score(sentence)
+    raw = kenlm.Model(str(DATA / "tiny.arpa"))
+    assert score.log10_prob == pytest.approx(raw.score(sentence, bos=True, eos=True))
+    assert score.n_tokens == len(sentence.split())
+    assert score.n_oov == 1  # zorblax
+    assert score.perplexity == pytest.approx(raw.perplexity(sentence), rel=1e-6)
+    assert tiny_model.score_many([sentence, ""]) == [score, (0.0, 0, 0)]
+
+
+def test_in_domain_text_scores_lower_than_boilerplate(tiny_model):
+    prose = tiny_model.compute_sentence("The water in a river flows towards the lake.")
+    menu = tiny_model.compute_sentence("Login | Register | FAQ | Sitemap")
+    assert prose < menu
+
+
+def test_compute_text_sums_log_probabilities(tiny_model):
+    text = "Bread is a food. Rivers carry boats."
+    parts = [tiny_model.score(normalize(s)) for s in ("Bread is a food.", "Rivers carry boats.")]
+    log_prob = sum(p.log10_prob for p in parts)
+    n = sum(p.n_tokens + 1 for p in parts)
+    assert tiny_model.compute_text(text) == pytest.approx(10 ** (-log_prob / n))
+
+
+def test_sidecar_names_the_model(tiny_model):
+    assert tiny_model.id == "tiny-test"
+    assert tiny_model.info["normalization_version"] == NORMALIZATION_VERSION
+
+
+def test_load_model_is_shared_per_process():
+    path = DATA / "tiny.arpa"
+    assert load_model(path) is load_model(str(path))
+
+
+def test_missing_model_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="language model not found"):
+        LanguageModel(tmp_path / "nope.klm").model  # noqa: B018
+
+
+def test_pyplexity_style_api(default_model):
+    model = PerplexityModel.from_str("default")
+    assert model.path == default_model.path
+    good = model.compute_sentence("The city council approved the new budget on Tuesday.")
+    bad = model.compute_sentence("Home | Login | Cart (0) | Sitemap")
+    assert good < bad
+
+
+def test_corpus_reader_skips_wikiextractor_markup():
+    lines = ['<doc id="1" url="u" title="T">', "T.", "One two. Three four.", "</doc>", ""]
+    assert list(iter_corpus_sentences(lines)) == ["t .", "one two .", "three four ."]
+
+
+def test_find_tool_reports_how_to_build(monkeypatch, tmp_path):
+    monkeypatch.setenv("STREAM_CLEANER_KENLM_BIN", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr("stream_cleaner.lm.Path.is_file", lambda self: False)
+    with pytest.raises(KenlmToolsMissing, match=r"build-kenlm-tools\.sh"):
+        find_kenlm_tool("lmplz")
+
+
+@pytest.mark.lmplz
+def test_train_lm_builds_a_binary_that_scores(tmp_path):
+    trained = train_lm([DATA / "tiny-corpus.txt"], tmp_path / "m.klm", order=3, model_id="t3")
+    assert trained.path.is_file()
+    info = json.loads((tmp_path / "m.klm.json").read_text())
+    assert info["order"] == 3
+    assert info["id"] == "t3"
+    assert info["vocabulary_size"] > 150
+    assert info["training_sentences"] == 37
+    assert len(info["corpus_sha256"]) == 64
+    model = LanguageModel(trained.path)
+    assert model.order == 3
+    assert model.id == "t3"
+    seen = model.compute_sentence("A river is a natural stream of water.")
+    unseen = model.compute_sentence("Quantum flux capacitors hum loudly.")
+    assert math.isfinite(seen)
+    assert seen < unseen
+
+
+@pytest.mark.lmplz
+def test_train_lm_arpa_output_matches_the_committed_fixture(tmp_path):
+    trained = train_lm([DATA / "tiny-corpus.txt"], tmp_path / "tiny.arpa", arpa=True)
+    assert trained.path.read_text() == (DATA / "tiny.arpa").read_text()

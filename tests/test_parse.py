@@ -1,0 +1,142 @@
+import time
+
+import pytest
+
+from stream_cleaner.decode import decode_body
+from stream_cleaner.parse import (
+    MAX_NESTING_DEPTH,
+    TimeBudgetExceeded,
+    extract_text,
+    limit_nesting,
+    looks_like_html,
+    parse_blocks,
+    parse_text_blocks,
+)
+
+from .conftest import SAMPLES, cleaneval_dir
+
+PAGE = """<!DOCTYPE html><html><head><title>T</title><style>p{}</style>
+<script>var hidden = "script text";</script></head><body>
+<div class="nav"><ul><li><a href="/">Home</a></li>
+<li><a href="/a"><b>About</b> us</a></li></ul></div>
+<div id="main"><h1>Big <b>news</b> today</h1>
+<p>Mr. Smith went to <a href="x">Washington</a>. He paid 3.5 USD.<br>Second line
+<!-- c --> here.</p>
+<noscript>Enable JavaScript</noscript><template><p>template text</p></template>
+<svg><text>svg text</text></svg><p>Café in Zürich — 東京</p> tail text
+<table><tr><td>cell <i>one</i></td><td><i>cell</i> <i>two</i></td></tr></table>
+<form><label>Search</label><select><option>One</option></select></form></div>
+<footer>© 2026 <a>Example</a> | <a>Privacy</a></footer></body></html>"""
+
+EXPECTED = [
+    # text, tag, tag_path
+    ("Home", "li", "html body div ul li a"),
+    ("About us", "li", "html body div ul li a"),
+    ("Big news today", "h1", "html body div h1"),
+    ("Mr. Smith went to Washington. He paid 3.5 USD.", "p", "html body div p"),
+    ("Second line here.", "p", "html body div p"),
+    ("Café in Zürich — 東京", "p", "html body div p"),
+    ("tail text", "div", "html body div"),
+    ("cell one", "td", "html body div table tbody tr td"),
+    ("cell two", "td", "html body div table tbody tr td"),
+    ("Search", "form", "html body div form label"),
+    ("One", "option", "html body div form select option"),
+    ("© 2026 Example | Privacy", "footer", "html body footer"),
+]
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_blocks_text_tags_and_paths(parser):
+    blocks = parse_blocks(PAGE, parser=parser)
+    assert [(b.text, b.tag, b.tag_path) for b in blocks] == EXPECTED
+    assert [b.index for b in blocks] == list(range(len(EXPECTED)))
+    assert all(b.depth == len(b.tag_path.split()) for b in blocks)
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_block_flags_and_link_density(parser):
+    by_text = {b.text: b for b in parse_blocks(PAGE, parser=parser)}
+    home = by_text["Home"]
+    assert home.in_link and home.in_list and home.link_density == 1.0
+    assert by_text["Big news today"].in_heading
+    assert by_text["cell one"].in_table and not by_text["cell one"].in_list
+    assert by_text["Search"].in_form and by_text["One"].in_form
+    sentence = by_text["Mr. Smith went to Washington. He paid 3.5 USD."]
+    assert not sentence.in_link
+    assert 0.1 < sentence.link_density < 0.3
+    assert by_text["© 2026 Example | Privacy"].link_density > 0.5
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_scripts_styles_templates_svg_and_comments_are_dropped(parser):
+    text = extract_text(PAGE, parser=parser)
+    for hidden in ("script text", "p{}", "Enable JavaScript", "template text", "svg text", " c "):
+        assert hidden not in text
+    assert "T" not in text.split("\n")  # the <title> lives in <head>
+
+
+def test_backends_agree_on_the_bundled_samples():
+    for path in sorted(SAMPLES.glob("*.html")):
+        html = decode_body(path.read_bytes()).text
+        lexbor = [(b.text, b.tag_path) for b in parse_blocks(html, parser="lexbor")]
+        reference = [(b.text, b.tag_path) for b in parse_blocks(html, parser="html5lib")]
+        assert lexbor == reference, path.name
+        assert len(lexbor) > 30
+
+
+@pytest.mark.slow
+def test_backends_give_the_same_block_texts_on_cleaneval_dev():
+    pages = sorted(cleaneval_dir("dev").glob("*.html"))
+    assert len(pages) == 58
+    differing = []
+    for path in pages:
+        html = decode_body(path.read_bytes()).text
+        lexbor = [b.text for b in parse_blocks(html, parser="lexbor")]
+        reference = [b.text for b in parse_blocks(html, parser="html5lib")]
+        if " ".join(lexbor).split() != " ".join(reference).split():
+            differing.append(path.name)
+    # measured: all 58 pages give identical block texts
+    assert differing == []
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_deeply_nested_page_is_flattened_and_parsed_quickly(parser):
+    # unflattened, lexbor alone takes 23 s on this page (quadratic in depth)
+    html = "<div>" * 100_000 + "deep <b>text</b>" + "</div>" * 100_000 + "<p>after</p>"
+    started = time.monotonic()
+    blocks = parse_blocks(html, parser=parser, deadline=time.monotonic() + 10)
+    assert [b.text for b in blocks] == ["deep text", "after"]
+    assert blocks[0].depth <= MAX_NESTING_DEPTH + 2
+    assert time.monotonic() - started < 5
+
+
+def test_limit_nesting_keeps_text_and_shallow_markup():
+    html = "<section>" + "<div>" * 10_000 + "x" + "</div>" * 10_000 + "</section><br>"
+    flat = limit_nesting(html, max_depth=4)
+    assert flat.count("<div>") == 3 and flat.count("</div>") == 3
+    assert flat.startswith("<section>") and flat.endswith("</section><br>")
+    assert "x" in flat
+    small = "<div>" * 600 + "x" + "</div>" * 600
+    assert limit_nesting(small) is small  # few tags: not even scanned
+
+
+def test_a_past_deadline_stops_both_parsers():
+    for parser in ("lexbor", "html5lib"):
+        html = "<p>text</p>" * 5000
+        with pytest.raises(TimeBudgetExceeded):
+            parse_blocks(html, parser=parser, deadline=time.monotonic() - 1)
+
+
+def test_plain_text_is_recognised_and_split_by_lines():
+    text = "First paragraph here.\n\nSecond   paragraph.\n"
+    assert not looks_like_html(text)
+    assert looks_like_html("<p>x</p>")
+    assert [b.text for b in parse_text_blocks(text)] == [
+        "First paragraph here.",
+        "Second paragraph.",
+    ]
+
+
+def test_unknown_parser_is_an_error():
+    with pytest.raises(ValueError, match="unknown parser"):
+        parse_blocks("<p>x</p>", parser="regex")
