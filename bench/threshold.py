@@ -50,9 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gold = page.gold or ""
         words = gold_words(gold)
         bigrams = set(itertools.pairwise(words))
-        labelled = [
-            (s, is_content(s.text.split(), bigrams, set(words))) for s in doc.sentences
-        ]
+        labelled = [(s, is_content(s.text.split(), bigrams, set(words))) for s in doc.sentences]
         scored.append((labelled, gold))
     rows = []
     for threshold in THRESHOLDS:
@@ -70,8 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     blocks.setdefault(sentence.block_index, []).append(sentence.text)
             output = "\n".join(" ".join(b) for b in blocks.values())
             f1s.append(align_words(output, gold).f1)
-        rows.append((threshold, kept[True] / total[True], kept[False] / total[False],
-                     sum(f1s) / len(f1s)))
+        rows.append(
+            (threshold, kept[True] / total[True], kept[False] / total[False], sum(f1s) / len(f1s))
+        )
     print(f"CleanEval dev, {len(pages)} pages; content/boilerplate labelled by gold bigrams\n")
     print("| max perplexity | content words kept | boilerplate words kept | word-alignment F1 |")
     print("|---:|---:|---:|---:|")
