@@ -102,10 +102,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=[],
         help="lmplz --prune thresholds per order, e.g. 0 1",
     )
+    p.add_argument(
+        "--max-vocab",
+        type=int,
+        metavar="N",
+        help="keep only the N most frequent words; others score as <unk>",
+    )
+    p.add_argument(
+        "--binary-type",
+        choices=("trie", "probing"),
+        default="trie",
+        help="trie: compact, 8-bit quantised; probing: larger, faster to query",
+    )
     p.add_argument("--id", dest="model_id", help="model id recorded in the sidecar")
     p.add_argument("--arpa", action="store_true", help="write ARPA text instead of a binary")
     p.add_argument("--memory", default="40%", help="lmplz sort memory (default 40%%)")
-    p.add_argument("--binary-type", choices=("trie", "probing"), default="trie")
 
     p = commands.add_parser(
         "demo",
@@ -313,6 +324,7 @@ def _cmd_train_lm(args: argparse.Namespace) -> int:
         args.output,
         order=args.order,
         prune=args.prune,
+        max_vocab=args.max_vocab,
         memory=args.memory,
         binary_type=args.binary_type,
         arpa=args.arpa,

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -304,17 +305,48 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
     return open(path, encoding="utf-8", errors="replace")
 
 
+# WikiExtractor writes section headings as a line of their own ending in a full stop
+# ("Early life."): a line of one sentence of at most this many words inside a <doc> is one.
+MAX_HEADING_WORDS = 8
+
+
 def iter_corpus_sentences(lines: Iterable[str]) -> Iterator[str]:
     """Normalised sentences of a corpus: one paragraph (or sentence) per line.
 
-    WikiExtractor's ``<doc ...>`` / ``</doc>`` lines are skipped; every other line is split
-    with the same splitter the cleaner uses, then normalised.
+    WikiExtractor's ``<doc ...>`` / ``</doc>`` lines are skipped, and so are, inside a
+    ``<doc>``, its title (the first line) and its section headings (a line of one short
+    sentence ending in '.'): they are not prose, and a model that learns them as sentences
+    gives menu and link text ("Home", "Contact us") the low perplexity of a heading. Every
+    other line is split with the same splitter the cleaner uses, then normalised. Lines with a
+    NUL character are binary junk, not text, and are skipped too.
     """
+    in_doc = at_title = False
     for raw_line in lines:
         line = raw_line.strip()
-        if not line or (line.startswith("<doc ") or line == "</doc>"):
+        if not line:
             continue
-        for sentence in split_sentences(" ".join(line.split())):
+        if line.startswith("<doc "):
+            in_doc = at_title = True
+            continue
+        if line == "</doc>":
+            in_doc = at_title = False
+            continue
+        if "\x00" in line:
+            # e.g. the enwiki dump starts with a stray .DS_Store: without this its bytes became
+            # thousands of "\x00" and control-character tokens
+            continue
+        if at_title:
+            at_title = False
+            continue
+        sentences = split_sentences(" ".join(line.split()))
+        if (
+            in_doc
+            and len(sentences) == 1
+            and line.endswith(".")
+            and len(line.split()) <= MAX_HEADING_WORDS
+        ):
+            continue
+        for sentence in sentences:
             normalized = normalize(sentence)
             if normalized:
                 yield normalized
@@ -332,6 +364,7 @@ def train_lm(
     *,
     order: int = 2,
     prune: Sequence[int] = (),
+    max_vocab: int | None = None,
     memory: str = "40%",
     binary_type: str = "trie",
     quantize_bits: int | None = 8,
@@ -346,6 +379,9 @@ def train_lm(
         output: the model file to write (KenLM binary, or ARPA when ``arpa`` is true).
         order: n-gram order (2 = bigram, 3 = trigram).
         prune: lmplz ``--prune`` thresholds, one per order from unigrams (e.g. ``0 1``).
+        max_vocab: keep only this many most frequent words (lmplz
+            ``--limit_vocab_file``): n-grams with any other word are dropped and the word
+            scores as ``<unk>``. Shrinks a model more than pruning and costs less quality.
         memory: lmplz ``-S`` sort memory.
         binary_type: ``trie`` (compact) or ``probing`` (faster, larger).
         quantize_bits: bits for probabilities and backoffs in a trie (``None`` = no
@@ -366,28 +402,45 @@ def train_lm(
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="stream-cleaner-lm-") as tmp:
         arpa_path = output if arpa else Path(tmp) / "model.arpa"
+        # The normalised text goes to a file first, not down a pipe: the vocabulary limit
+        # needs the word counts before lmplz starts, and an lmplz that fails reports its log
+        # instead of a BrokenPipeError.
+        text_path = Path(tmp) / "corpus.txt"
+        counts: Counter[str] = Counter()
+        with open(text_path, "w", encoding="utf-8") as text_out:
+            for corpus in corpora:
+                with open_file_hashed(corpus, digest) as lines:
+                    for sentence in iter_corpus_sentences(lines):
+                        text_out.write(sentence + "\n")
+                        words = sentence.split(" ")
+                        if max_vocab:
+                            counts.update(words)
+                        n_sentences += 1
+                        n_tokens += len(words)
+                        if progress is not None and n_sentences % 100_000 == 0:
+                            progress(n_sentences)
         cmd = [lmplz, "-o", str(order), "-S", memory, "-T", tmp, "--discount_fallback"]
         if prune:
             cmd += ["--prune", *map(str, prune)]
-        with open(arpa_path, "wb") as arpa_out, open(Path(tmp) / "lmplz.log", "wb") as log:
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=arpa_out, stderr=log)
-            assert proc.stdin is not None
-            try:
-                for corpus in corpora:
-                    with open_file_hashed(corpus, digest) as lines:
-                        for sentence in iter_corpus_sentences(lines):
-                            data = (sentence + "\n").encode("utf-8")
-                            proc.stdin.write(data)
-                            n_sentences += 1
-                            n_tokens += sentence.count(" ") + 1
-                            if progress is not None and n_sentences % 100_000 == 0:
-                                progress(n_sentences)
-            finally:
-                proc.stdin.close()
-                code = proc.wait()
+        if max_vocab:
+            vocab_path = Path(tmp) / "vocab.txt"
+            # most frequent first, ties by the word itself: the same corpus gives the same list
+            kept = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:max_vocab]
+            vocab_path.write_text("\n".join(word for word, _ in kept) + "\n", encoding="utf-8")
+            del counts, kept
+            cmd += ["--limit_vocab_file", str(vocab_path)]
+        log_path = Path(tmp) / "lmplz.log"
+        with (
+            open(text_path, "rb") as text_in,
+            open(arpa_path, "wb") as arpa_out,
+            open(log_path, "wb") as log,
+        ):
+            done = subprocess.run(cmd, stdin=text_in, stdout=arpa_out, stderr=log, check=False)
+        code = done.returncode
         if code != 0:
-            tail = (Path(tmp) / "lmplz.log").read_text(errors="replace")[-2000:]
+            tail = log_path.read_text(errors="replace")[-2000:]
             raise RuntimeError(f"lmplz failed with exit code {code}:\n{tail}")
+        text_path.unlink()
         vocab_size = _arpa_unigram_count(arpa_path)
         if not arpa:
             bcmd = [build_binary]
@@ -403,6 +456,7 @@ def train_lm(
         "id": model_id or output.stem,
         "order": order,
         "prune": list(prune),
+        "max_vocab": max_vocab,
         "binary": None if arpa else {"type": binary_type, "quantize_bits": quantize_bits},
         "normalization_version": NORMALIZATION_VERSION,
         "vocabulary_size": vocab_size,

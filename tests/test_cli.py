@@ -7,7 +7,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from stream_cleaner.cli import main, parse_args
 
-from .conftest import DATA, SAMPLES
+from .conftest import DATA, SAMPLES, cleaneval_dir
 
 TINY = str(DATA / "tiny.arpa")
 PAGE = "<html><body><ul><li>Home</li></ul><p>A river is a natural stream of water.</p></body>"
@@ -169,3 +169,15 @@ def test_train_lm_command(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     assert json.loads((tmp_path / "m.klm.json").read_text())["prune"] == [0, 1]
     assert main(["perplexity", "--model", str(model), "Bread is a food."]) == 0
+
+
+@pytest.mark.slow
+def test_clean_every_cleaneval_page_gives_one_record_each(tmp_path):
+    dev, test = cleaneval_dir("dev"), cleaneval_dir("test")
+    out = tmp_path / "out.jsonl"
+    assert main(["clean", str(dev), str(test), "-j", "2", "--no-sentences", "-o", str(out)]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    pages = sorted(dev.glob("*.html")) + sorted(test.glob("*.html"))
+    assert len(records) == len(pages) == 742
+    assert sorted(r["id"] for r in records) == sorted(str(p) for p in pages)
+    assert [r for r in records if r["error"]] == []

@@ -102,9 +102,24 @@ def test_pyplexity_style_api(default_model):
     assert good < bad
 
 
-def test_corpus_reader_skips_wikiextractor_markup():
-    lines = ['<doc id="1" url="u" title="T">', "T.", "One two. Three four.", "</doc>", ""]
-    assert list(iter_corpus_sentences(lines)) == ["t .", "one two .", "three four ."]
+def test_corpus_reader_skips_wikiextractor_markup_titles_and_headings():
+    lines = [
+        '<doc id="1" url="u" title="Title">',
+        "Title",
+        "Early life.",  # a section heading: one short sentence on its own line
+        "One two. Three four.",
+        "A single sentence of prose that is long enough to be prose.",
+        "\x00\x01binary junk",
+        "</doc>",
+        "",
+        "Outside any doc.",
+    ]
+    assert list(iter_corpus_sentences(lines)) == [
+        "one two .",
+        "three four .",
+        "a single sentence of prose that is long enough to be prose .",
+        "outside any doc .",
+    ]
 
 
 def test_find_tool_reports_how_to_build(monkeypatch, tmp_path):
@@ -123,7 +138,7 @@ def test_train_lm_builds_a_binary_that_scores(tmp_path):
     assert info["order"] == 3
     assert info["id"] == "t3"
     assert info["vocabulary_size"] > 150
-    assert info["training_sentences"] == 37
+    assert info["training_sentences"] == 31  # titles and "History." headings left out
     assert len(info["corpus_sha256"]) == 64
     model = LanguageModel(trained.path)
     assert model.order == 3
@@ -138,3 +153,19 @@ def test_train_lm_builds_a_binary_that_scores(tmp_path):
 def test_train_lm_arpa_output_matches_the_committed_fixture(tmp_path):
     trained = train_lm([DATA / "tiny-corpus.txt"], tmp_path / "tiny.arpa", arpa=True)
     assert trained.path.read_text() == (DATA / "tiny.arpa").read_text()
+
+
+@pytest.mark.lmplz
+def test_train_lm_limits_the_vocabulary(tmp_path):
+    trained = train_lm([DATA / "tiny-corpus.txt"], tmp_path / "v.arpa", arpa=True, max_vocab=50)
+    assert trained.info["max_vocab"] == 50
+    assert trained.info["vocabulary_size"] <= 53  # the 50 words plus <s>, </s>, <unk>
+    model = LanguageModel(trained.path)
+    assert model.score(normalize("the river")).n_oov == 0
+    assert model.score(normalize("zorblax quux")).n_oov == 2
+
+
+@pytest.mark.lmplz
+def test_train_lm_reports_lmplz_errors(tmp_path):
+    with pytest.raises(RuntimeError, match="lmplz failed"):
+        train_lm([DATA / "tiny-corpus.txt"], tmp_path / "bad.klm", order=2, prune=(0, 2, 1))

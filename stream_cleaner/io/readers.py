@@ -29,6 +29,7 @@ from typing import Any, BinaryIO, Final
 
 import orjson
 
+from stream_cleaner.decide import ErrorReason
 from stream_cleaner.document import RawDocument
 
 __all__ = [
@@ -64,11 +65,15 @@ _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class ReaderError:
-    """The error codes a reader puts before ``": "`` in ``RawDocument.error``."""
+    """The error codes a reader puts before ``": "`` in ``RawDocument.error``.
 
-    WARC_RECORD: Final = "warc_record_error"
-    INVALID_JSON: Final = "invalid_json"
-    READ: Final = "read_error"
+    They are the cleaner's own error reasons, so a reader's failure reaches the output record
+    and the metrics under the same name.
+    """
+
+    WARC_RECORD: Final = ErrorReason.WARC_RECORD
+    INVALID_JSON: Final = ErrorReason.INVALID_JSON
+    READ: Final = ErrorReason.READ_ERROR
     ALL: Final = frozenset({WARC_RECORD, INVALID_JSON, READ})
 
 
