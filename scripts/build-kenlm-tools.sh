@@ -61,13 +61,9 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # --no-binary for kenlm only: with :all: pip would also compile the sdist's build requirements
-# (cmake from source, ten minutes and more) just to read kenlm's metadata. Without build
-# isolation pip reads that metadata with the interpreter's own setuptools and fetches nothing
-# else; an interpreter without setuptools falls back to isolation (cmake etc. come as wheels).
+# (cmake from source, ten minutes and more) just to read kenlm's metadata; this way they come
+# as wheels into pip's isolated build environment.
 pip_args=(download --quiet --disable-pip-version-check --no-deps --no-binary kenlm -d "$work")
-if "$python" -c "import setuptools" 2>/dev/null; then
-    pip_args+=(--no-build-isolation)
-fi
 "$python" -m pip "${pip_args[@]}" "kenlm==$version" >"$work/pip.log" 2>&1 \
     || { tail -n 30 "$work/pip.log" >&2; exit 1; }
 tar -xzf "$work/kenlm-$version.tar.gz" -C "$work"
