@@ -36,7 +36,7 @@ want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     echo "installing stream-cleaner into .venv (kenlm compiles: about a minute)"
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,stream]"
     echo "$want" >"$stamp"
 fi
 
