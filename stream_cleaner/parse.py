@@ -199,17 +199,20 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
         n_chars = link_chars = 0
         lca = -1
 
+    block_tags, skip_tags = BLOCK_TAGS, SKIP_TAGS  # locals: this loop runs per DOM node
+    add_part, push, open_node = parts.append, stack.append, open_nodes.append
     node = root.child
     while True:
         if node is None:  # the children of open_nodes[-1] are done: close it
             tag = stack.pop()
-            if tag in BLOCK_TAGS:
+            if tag in block_tags:
                 if parts:
                     flush()
                 block_stack.pop()
             elif tag == "a":
                 link_depth -= 1
-            low = min(low, len(stack))
+            if low > len(stack):  # noqa: PLR1730 - min() is a builtin call per node
+                low = len(stack)
             node = open_nodes.pop().next
             if not open_nodes:
                 break
@@ -218,7 +221,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
         if tag == "-text":
             data = node.text_content
             if data and not data.isspace():
-                parts.append(data)
+                add_part(data)
                 n = len(data)
                 n_chars += n
                 if link_depth:
@@ -232,19 +235,19 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
                     lca = low
                 low = depth
             elif parts:
-                parts.append(" ")
-        elif tag and tag[0] not in "_!#-" and tag not in SKIP_TAGS:  # not comment/doctype
+                add_part(" ")
+        elif tag and tag[0] not in "_!#-" and tag not in skip_tags:  # not comment/doctype
             count += 1
             if deadline is not None and not count & 1023 and time.monotonic() > deadline:
                 raise TimeBudgetExceeded("time budget exceeded while parsing")
-            if tag in BLOCK_TAGS:
+            if tag in block_tags:
                 if parts:
                     flush()
                 block_stack.append(tag)
             elif tag == "a":
                 link_depth += 1
-            stack.append(tag)
-            open_nodes.append(node)
+            push(tag)
+            open_node(node)
             node = node.child
             continue
         node = node.next

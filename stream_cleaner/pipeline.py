@@ -159,9 +159,9 @@ class _Run:
         texts: list[str] = []
         block_of: list[int] = []
         for block in blocks:
-            for sentence in split_sentences(block.text):
-                texts.append(sentence)
-                block_of.append(block.index)
+            sentences = split_sentences(block.text)
+            texts += sentences
+            block_of += [block.index] * len(sentences)
         t = self._lap("split", t)
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.sentences = [
