@@ -137,7 +137,23 @@ def decode_body(
         return Decoded(body.decode("utf-8"), "utf-8", "utf-8")
     except UnicodeDecodeError:
         pass
+    mostly = _mostly_utf8(body)
+    if mostly is not None:
+        return Decoded(mostly, "utf-8", "utf-8")
     return _detect(body)
+
+
+def _mostly_utf8(body: bytes) -> str | None:
+    """UTF-8 with a few broken bytes (a truncated character, a stray Latin-1 byte) is still
+    UTF-8: reading the whole page in a legacy charset would garble every other character.
+
+    Returns the text with the broken bytes replaced, or None when the bytes are not mostly
+    UTF-8 (then fewer valid multi-byte characters than invalid bytes, as in Latin-1 text).
+    """
+    text = body.decode("utf-8", errors="replace")
+    invalid = text.count("\ufffd") - body.count(b"\xef\xbf\xbd")
+    multibyte_savings = len(body) - len(text)  # bytes saved by valid multi-byte sequences
+    return text if multibyte_savings > 10 * invalid else None
 
 
 def _codec(label: str | None) -> str | None:

@@ -100,3 +100,13 @@ def test_bundled_latin1_sample_decodes():
     assert decoded.encoding == "cp1252"
     assert "ä" in decoded.text and "ß" in decoded.text
     assert "\ufffd" not in decoded.text
+
+
+def test_utf8_with_a_few_broken_bytes_stays_utf8():
+    text = "Café in Zürich — 東京. " * 50
+    raw = page('<meta charset="utf-8">', text).encode("utf-8")
+    raw = raw.replace("Café".encode(), b"Caf\xe9", 1)  # one stray Latin-1 byte
+    decoded = decode_body(raw)
+    assert decoded.encoding == "utf-8"
+    assert decoded.text.count("Café in Zürich — 東京.") == 49
+    assert "\ufffd" in decoded.text
