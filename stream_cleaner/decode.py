@@ -42,6 +42,12 @@ _WHATWG_ALIASES = {
     "shift_jis": "cp932",
 }
 _SINGLE_BYTE = {"cp1252", "cp1250", "cp1251", "cp1254", "cp874"}
+# Single-byte Latin charsets a detector confuses with windows-1252 on little evidence.
+_WESTERN_LOOKALIKES = {
+    "cp1250", "cp1257", "cp1258", "iso8859-2", "iso8859-3", "iso8859-4", "iso8859-10",
+    "iso8859-13", "iso8859-14", "iso8859-15", "iso8859-16",
+}  # fmt: skip
+_HIGH_BYTES = bytes(range(128, 256))
 # File signatures of formats that are certainly not a web page.
 _BINARY_MAGIC = (
     b"%PDF-",
@@ -137,23 +143,33 @@ def decode_body(
         return Decoded(body.decode("utf-8"), "utf-8", "utf-8")
     except UnicodeDecodeError:
         pass
-    mostly = _mostly_utf8(body)
-    if mostly is not None:
-        return Decoded(mostly, "utf-8", "utf-8")
+    mixed = _utf8_with_cp1252(body)
+    if mixed is not None:
+        return Decoded(mixed, "utf-8", "utf-8")
     return _detect(body)
 
 
-def _mostly_utf8(body: bytes) -> str | None:
-    """UTF-8 with a few broken bytes (a truncated character, a stray Latin-1 byte) is still
-    UTF-8: reading the whole page in a legacy charset would garble every other character.
+def _utf8_with_cp1252(body: bytes) -> str | None:
+    """Read a page that is UTF-8 in places as UTF-8, and its other bytes as windows-1252.
 
-    Returns the text with the broken bytes replaced, or None when the bytes are not mostly
-    UTF-8 (then fewer valid multi-byte characters than invalid bytes, as in Latin-1 text).
+    Pages are often mixed: a UTF-8 template around text pasted from a windows-1252 source, or
+    a UTF-8 page with one truncated character. Decoding all of it in a legacy charset would
+    garble every UTF-8 character. Returns None when the page has no valid multi-byte UTF-8
+    sequence at all (then it is a legacy charset: ask the detector).
     """
-    text = body.decode("utf-8", errors="replace")
-    invalid = text.count("\ufffd") - body.count(b"\xef\xbf\xbd")
-    multibyte_savings = len(body) - len(text)  # bytes saved by valid multi-byte sequences
-    return text if multibyte_savings > 10 * invalid else None
+    text = body.decode("utf-8", errors=_CP1252_FALLBACK)
+    # each valid multi-byte sequence makes the text shorter than the bytes; a byte read as
+    # windows-1252 keeps the length
+    return text if len(text) < len(body) else None
+
+
+def _decode_error_as_cp1252(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeDecodeError)
+    return error.object[error.start : error.end].decode("cp1252", errors="replace"), error.end
+
+
+_CP1252_FALLBACK = "stream_cleaner.cp1252_fallback"
+codecs.register_error(_CP1252_FALLBACK, _decode_error_as_cp1252)
 
 
 def _codec(label: str | None) -> str | None:
@@ -197,13 +213,28 @@ def _detect(body: bytes) -> Decoded:
     faust-cchardet (C, about 0.1 ms a page) is used when installed; charset-normalizer (pure
     Python, ~10 ms a page) otherwise.
     """
-    encoding = _codec(_detector()(body[:65536]))
-    if encoding and encoding != "utf-8":
+    sample = body[:65536]
+    encoding = _codec(_detector()(sample))
+    if encoding and encoding != "utf-8" and _plausible(encoding, sample):
         try:
             return Decoded(body.decode(encoding), encoding, "detected")
         except UnicodeDecodeError:
             pass
     return Decoded(body.decode("cp1252", errors="replace"), "cp1252", "fallback")
+
+
+def _plausible(encoding: str, sample: bytes) -> bool:
+    """Whether a detected charset is believable for a web page.
+
+    Detectors name DOS and Mac code pages, or a Latin variant, for English pages with a
+    handful of non-ASCII bytes (a ©, a curly quote). Those code pages are not used on the
+    web, and a few bytes are no evidence. In both cases windows-1252, the browsers' Western
+    default, is the better guess.
+    """
+    if encoding.startswith(("cp4", "cp7", "cp8", "mac-", "mac_")) and encoding != "cp874":
+        return False
+    non_ascii = len(sample) - len(sample.translate(None, _HIGH_BYTES))
+    return not (encoding in _WESTERN_LOOKALIKES and non_ascii * 100 < len(sample))
 
 
 @functools.cache

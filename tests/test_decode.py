@@ -102,11 +102,22 @@ def test_bundled_latin1_sample_decodes():
     assert "\ufffd" not in decoded.text
 
 
-def test_utf8_with_a_few_broken_bytes_stays_utf8():
+def test_mixed_utf8_and_windows_1252_bytes_are_both_read():
     text = "Café in Zürich — 東京. " * 50
     raw = page('<meta charset="utf-8">', text).encode("utf-8")
-    raw = raw.replace("Café".encode(), b"Caf\xe9", 1)  # one stray Latin-1 byte
+    raw = raw.replace("Café".encode(), b"Caf\xe9", 1)  # one stray windows-1252 byte
+    raw += "<p>pasted \u201cquoted\u201d text</p>".encode("cp1252")
     decoded = decode_body(raw)
     assert decoded.encoding == "utf-8"
-    assert decoded.text.count("Café in Zürich — 東京.") == 49
-    assert "\ufffd" in decoded.text
+    assert decoded.text.count("Café in Zürich — 東京.") == 50
+    assert "pasted “quoted” text" in decoded.text
+    assert "\ufffd" not in decoded.text
+
+
+def test_a_few_non_ascii_bytes_in_an_english_page_mean_windows_1252():
+    # detectors call this IBM865 or Mac Central European; browsers would use windows-1252
+    english = "The committee met on Tuesday and approved the budget for the year. " * 80
+    raw = page("", english + "\u00a9 2007 Example Ltd. \u2019").encode("cp1252")
+    decoded = decode_body(raw)
+    assert decoded.encoding == "cp1252"
+    assert "© 2007 Example Ltd. ’" in decoded.text
