@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install everything stream-cleaner needs on a fresh Debian 12 machine (Python 3.11):
 # Debian build packages, a virtualenv at .venv with the package and its dev tools, KenLM's
-# training tools (lmplz, build_binary) in .cache/kenlm/bin, and, when ../shared/data is there,
-# the benchmark pages unpacked into .cache/data. Safe to run again: it skips what is done.
+# training tools (lmplz, build_binary) in .cache/kenlm/bin, the Tansu Kafka-protocol broker in
+# .cache/tansu/bin, and, when ../shared/data is there, the benchmark pages unpacked into
+# .cache/data. Safe to run again: it skips what is done.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,6 +42,7 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
 fi
 
 bash scripts/build-kenlm-tools.sh
+bash scripts/install-tansu.sh
 
 if [[ -d ../shared/data/eval ]]; then
     bash bench/setup-data.sh

@@ -127,6 +127,59 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("paths", nargs="*", metavar="PATH")
     _add_cleaner_options(p)
 
+    p = commands.add_parser(
+        "topics",
+        help="create or list the worker's Kafka topics",
+        description="Create the worker's four Kafka topics (input, cleaned documents, sentence "
+        "scores, dead letters) through the broker's admin API, or list them with their "
+        "partitions. Nothing relies on the broker's auto-creation. Connection settings come "
+        "from STREAM_CLEANER_KAFKA_* variables (BOOTSTRAP_SERVERS, SECURITY_PROTOCOL, "
+        "SASL_MECHANISM, SASL_USERNAME, SASL_PASSWORD, SSL_CAFILE).",
+    )
+    topic_commands = p.add_subparsers(dest="topics_command", required=True, metavar="ACTION")
+    create = topic_commands.add_parser(
+        "create",
+        help="create the topics that do not exist yet",
+        description="Create the topics that do not exist yet; existing ones are left as they "
+        "are and reported as 'exists'. Prints one line per topic.",
+    )
+    listing = topic_commands.add_parser(
+        "list",
+        help="list the topics and their partitions",
+        description="Print each of the worker's topics with its partition count, or "
+        "'missing'. Creates nothing.",
+    )
+    for sub in (create, listing):
+        _add_kafka_options(sub)
+        sub.add_argument(
+            "--input-topic", help="name of the raw HTML input topic (default crawl.raw-html.v1)"
+        )
+    listing.add_argument(
+        "--all", action="store_true", help="list every topic on the cluster instead"
+    )
+    create.add_argument("--partitions", type=int, help="partitions of every topic (default 12)")
+    create.add_argument(
+        "--replication-factor",
+        type=int,
+        help="copies of each partition (default: 3, or the number of brokers when fewer)",
+    )
+    create.add_argument(
+        "--retention-ms",
+        type=int,
+        help="retention of the input and output topics in ms (default 604800000, 7 days)",
+    )
+    create.add_argument(
+        "--max-message-bytes",
+        type=int,
+        help="max.message.bytes of every topic (default 14680064, 14 MiB: a 10 MiB page as "
+        "base64 in a JSON envelope)",
+    )
+    create.add_argument(
+        "--dead-letter-retention-ms",
+        type=int,
+        help="retention of the dead-letter topic in ms (default 2592000000, 30 days)",
+    )
+
     return parser.parse_args(argv)
 
 
@@ -159,6 +212,21 @@ def _add_cleaner_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_kafka_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--bootstrap-servers",
+        metavar="HOST:PORT,...",
+        help="Kafka brokers, comma-separated (default: $STREAM_CLEANER_KAFKA_BOOTSTRAP_SERVERS "
+        "or 127.0.0.1:9092)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for the broker before giving up (default %(default)g)",
+    )
+
+
 def _settings(args: argparse.Namespace) -> CleanerSettings:
     return CleanerSettings.from_env().with_options(
         max_sentence_perplexity=args.max_sentence_perplexity,
@@ -182,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "clean": _cmd_clean,
         "train-lm": _cmd_train_lm,
         "demo": _cmd_demo,
+        "topics": _cmd_topics,
     }[args.command]
     try:
         return handler(args)
@@ -372,6 +441,68 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         )
         print(last.text[:3000])
     return 0
+
+
+def _cmd_topics(args: argparse.Namespace) -> int:
+    _require_stream_extra()
+    from dataclasses import replace
+
+    from .streaming import topics
+
+    if args.timeout <= 0:
+        raise ValueError("--timeout must be positive")
+    kafka = topics.KafkaSettings.from_env()
+    if args.bootstrap_servers:
+        kafka = replace(kafka, bootstrap_servers=args.bootstrap_servers)
+    options = {
+        "input_topic": args.input_topic,
+        "partitions": getattr(args, "partitions", None),
+        "replication_factor": getattr(args, "replication_factor", None),
+        "retention_ms": getattr(args, "retention_ms", None),
+        "dead_letter_retention_ms": getattr(args, "dead_letter_retention_ms", None),
+        "max_message_bytes": getattr(args, "max_message_bytes", None),
+    }
+    specs = topics.default_topic_specs(**{k: v for k, v in options.items() if v is not None})
+    aiokafka_log = logging.getLogger("aiokafka")
+    level = aiokafka_log.level
+    if not args.verbose:
+        # aiokafka logs every failed connection attempt; the one-line error main() prints
+        # says the same once
+        aiokafka_log.setLevel(logging.CRITICAL)
+    try:
+        if args.topics_command == "create":
+            outcomes = topics.create_topics(kafka, specs, timeout=args.timeout)
+            existing = [name for name, outcome in outcomes.items() if outcome == "exists"]
+            # a topic that was there already keeps its own partition count: show it
+            actual = topics.describe_topics(kafka, existing, timeout=args.timeout)
+            for spec in specs:
+                count = actual.get(spec.name, spec.partitions)
+                note = "" if count == spec.partitions else f" (not {spec.partitions}: left as is)"
+                print(f"{spec.name:<32} {outcomes[spec.name]:<8} {_partitions(count)}{note}")
+            return 0
+        names = None if args.all else [spec.name for spec in specs]
+        partitions = topics.describe_topics(kafka, names, timeout=args.timeout)
+        for name in partitions if names is None else names:
+            print(f"{name:<32} {_partitions(partitions.get(name))}")
+        return 0
+    finally:
+        aiokafka_log.setLevel(level)
+
+
+def _partitions(count: int | None) -> str:
+    if count is None:
+        return "missing"
+    return f"{count} partition{'' if count == 1 else 's'}"
+
+
+def _require_stream_extra() -> None:
+    """Fail with the install command when the ``stream`` extra (aiokafka, faust) is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("aiokafka") is None:
+        raise RuntimeError(
+            "this command needs the stream extra: pip install 'stream-cleaner[stream]'"
+        )
 
 
 if __name__ == "__main__":
