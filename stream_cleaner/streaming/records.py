@@ -1,0 +1,811 @@
+"""The record formats of the four topics, as pure functions: bytes in, bytes out, no Kafka client.
+
+```
+crawl.raw-html.v1 message -> InputMessage -> decode_input() -> RawDocument | DeadLetter
+RawDocument -> clean_document() -> CleanedDocument
+outcome_records() -> Outcome: one document record and its sentence records, or one dead letter
+```
+
+The agents only wire these: turn the consumed message into an `InputMessage`, call
+`clean_message` (or the three steps above), send the `Outcome`'s records, and commit the input
+offset once the broker has acknowledged them. Every input message ends as exactly one cleaned
+document or one dead-letter record.
+
+Record values are serialised with sorted keys and hold nothing that depends on the clock, the
+host or the run, so a replay of an input produces byte-identical keys and values and downstream
+can deduplicate; timings and the worker version travel in Kafka headers (`timing_headers`).
+topics/README.md describes each topic and its JSON Schema.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from ..decide import ErrorReason
+from ..document import CleanedDocument, RawDocument
+from ..lm import LanguageModel
+from ..pipeline import clean_document
+from ..settings import CleanerSettings
+
+# The largest page cleaned: a raw value, or an envelope's decoded body, above it ends as a
+# `too_large` dead letter.
+MAX_PAGE_BYTES_DEFAULT: Final = 10 * 1024 * 1024
+# What a JSON envelope may add to its page beside base64's third (URL, HTTP headers...). With the
+# default page limit, the largest envelope read is 13.4 MiB, under the 14 MiB the topics allow.
+ENVELOPE_OVERHEAD_BYTES: Final = 64 * 1024
+# A dead letter carries the original value whole up to this size, and a prefix above it. 512 KiB
+# keeps a dead-letter record (base64 grows it by a third) under Kafka's default 1 MiB message
+# size, so the dead-letter topic and the tools that read it need no size settings.
+DEAD_LETTER_MAX_PAYLOAD_BYTES_DEFAULT: Final = 512 * 1024
+# The prefix of a larger value that a dead letter keeps, beside its size and SHA-256.
+DEAD_LETTER_PREFIX_BYTES_DEFAULT: Final = 64 * 1024
+
+# Kafka header names read on input messages (case-insensitive, the first one wins).
+HEADER_ID: Final = "id"
+HEADER_URL: Final = "url"
+HEADER_CONTENT_TYPE: Final = "content-type"
+# Kafka header names written on output records: what must stay out of the values.
+HEADER_WORKER_VERSION: Final = "worker-version"
+HEADER_PROCESSING_SECONDS: Final = "processing-seconds"
+HEADER_STAGE_SECONDS: Final = "stage-seconds"
+HEADER_SOURCE: Final = "source"
+
+Headers = tuple[tuple[str, bytes], ...]
+KeyValue = tuple[bytes, bytes]
+
+_DUMPS_OPTIONS: Final = orjson.OPT_SORT_KEYS
+_BOM: Final = b"\xef\xbb\xbf"
+# Regexes rather than lstrip(): they stop at the first other byte instead of copying 10 MB.
+_JSON_START = re.compile(rb"\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{")
+_BLANK = re.compile(rb"\A(?:\xef\xbb\xbf)?[ \t\r\n]*\Z")
+_URL = re.compile(r"\Ahttps?://\S+\Z", re.IGNORECASE)
+_TEXT_ENCODINGS: Final = (None, "text")
+_BASE64_ENCODINGS: Final = ("base64",)
+
+
+class DeadLetterReason:
+    """Why an input message ended in the dead-letter topic: a closed set of snake_case strings.
+
+    Every `ErrorReason` of the core (a page the core could not clean: ``empty``,
+    ``binary_content``, ``too_large``, ``time_budget``...), plus ``invalid_envelope`` for a JSON
+    envelope that cannot be read. ``too_large`` is also used for a message value above the
+    worker's limit, and ``internal_error`` for a bug anywhere on the way.
+    """
+
+    TOO_LARGE = ErrorReason.TOO_LARGE
+    INVALID_ENVELOPE = "invalid_envelope"
+    INTERNAL = ErrorReason.INTERNAL
+
+    ALL = (*ErrorReason.ALL, INVALID_ENVELOPE)
+
+
+@dataclass(frozen=True, slots=True)
+class InputMessage:
+    """One message consumed from the input topic, as the client handed it over.
+
+    Attributes:
+        topic, partition, offset: where the message was read; they make the stable id of a
+            message that names no id, and the dead letter's source.
+        key: the raw message key, or ``None``.
+        value: the raw message value, or ``None`` (a tombstone).
+        headers: the Kafka headers as ``(name, value)`` pairs, in order.
+        timestamp_ms: the message timestamp in milliseconds since the epoch, when known.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None = None
+    value: bytes | None = None
+    headers: Headers = ()
+    timestamp_ms: int | None = None
+
+    @classmethod
+    def from_faust(cls, message: Any) -> InputMessage:
+        """The InputMessage of a Faust ``Message`` (``event.message``), whatever the serializers.
+
+        Faust keeps the undecoded key and value on the message; its timestamp is in seconds
+        and its headers are pairs or a mapping.
+        """
+        timestamp = message.timestamp
+        return cls(
+            topic=message.topic,
+            partition=message.partition,
+            offset=message.offset,
+            key=message.key,
+            value=message.value,
+            headers=normalize_headers(message.headers),
+            timestamp_ms=None if timestamp is None else round(timestamp * 1000),
+        )
+
+    @classmethod
+    def from_consumer_record(cls, record: Any) -> InputMessage:
+        """The InputMessage of an aiokafka ``ConsumerRecord`` (timestamp in milliseconds)."""
+        return cls(
+            topic=record.topic,
+            partition=record.partition,
+            offset=record.offset,
+            key=record.key,
+            value=record.value,
+            headers=normalize_headers(record.headers),
+            timestamp_ms=record.timestamp,
+        )
+
+    @property
+    def source(self) -> str:
+        """``topic:partition:offset``; topic names cannot hold a colon, so it is unambiguous."""
+        return f"{self.topic}:{self.partition}:{self.offset}"
+
+    def header(self, name: str) -> bytes | None:
+        """The value of the first header called ``name`` (case-insensitive), or ``None``."""
+        wanted = name.lower()
+        for key, value in self.headers:
+            if key.lower() == wanted:
+                return value
+        return None
+
+
+def normalize_headers(
+    headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]] | None,
+) -> Headers:
+    """Kafka headers as ``(str, bytes)`` pairs, from pairs or a mapping, str or bytes, or None."""
+    if not headers:
+        return ()
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    out: list[tuple[str, bytes]] = []
+    for name, value in pairs:
+        text_name = name.decode("utf-8", "backslashreplace") if isinstance(name, bytes) else name
+        if value is None:
+            raw = b""
+        elif isinstance(value, str):
+            raw = value.encode("utf-8", "backslashreplace")
+        else:
+            raw = bytes(value)
+        out.append((str(text_name), raw))
+    return tuple(out)
+
+
+def stable_id(msg: InputMessage) -> str:
+    """The id of a message that names none: ``kafka:topic:partition:offset``, the same on replay."""
+    return f"kafka:{msg.source}"
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """An input message that ends in the dead-letter topic instead of as a cleaned document.
+
+    Attributes:
+        reason: one of `DeadLetterReason.ALL`.
+        detail: a human-readable explanation.
+        source: the input message, whose value the dead-letter record carries (bounded).
+        id: the document id as far as it is known (see `decode_input`), never empty.
+        url: the page URL as far as it is known.
+        exception: the class of the exception behind it (``orjson.JSONDecodeError``), if any.
+    """
+
+    reason: str
+    detail: str
+    source: InputMessage
+    id: str
+    url: str = ""
+    exception: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.reason not in DeadLetterReason.ALL:
+            raise ValueError(f"unknown dead-letter reason {self.reason!r}")
+
+
+def max_envelope_bytes(max_bytes: int) -> int:
+    """The largest JSON envelope read for pages of up to ``max_bytes``: base64 plus overhead."""
+    return -(-max_bytes * 4 // 3) + ENVELOPE_OVERHEAD_BYTES
+
+
+def decode_input(
+    msg: InputMessage, *, max_bytes: int = MAX_PAGE_BYTES_DEFAULT
+) -> RawDocument | DeadLetter:
+    """Read one input message: a JSON envelope or raw HTML bytes. Never raises.
+
+    A value is a JSON envelope when its ``content-type`` header is JSON (``application/json``
+    or ``+json``), or, without a ``content-type`` header, when its first byte after a BOM and
+    white space is ``{``. A declared non-JSON ``content-type`` (``text/html``) means raw bytes.
+
+    The document id is the envelope's ``id``, else the ``id`` header, else the key (UTF-8),
+    else `stable_id` (topic, partition and offset, so a replay gets the same id). The URL is
+    the envelope's ``url``, else the ``url`` header, else the key if it is an http(s) URL.
+
+    Args:
+        msg: the consumed message.
+        max_bytes: the largest page: a raw value larger than this, or an envelope whose
+            decoded body is (in bytes, or in characters for a text body), is ``too_large``.
+            An envelope above `max_envelope_bytes` is ``too_large`` without being parsed, so
+            its dead letter's id comes from the headers or the key only.
+
+    Returns:
+        The RawDocument to clean, or the DeadLetter to publish: ``too_large``;
+        ``invalid_envelope`` for a JSON value that is not a valid envelope (not JSON, not an
+        object, no ``body``/``body_base64``/``html`` field, a field of the wrong type, an
+        unknown ``body_encoding``, bad base64); ``internal_error`` for a bug. An empty or null
+        value is a RawDocument with an empty body: the core reports it as ``empty``, the same
+        reason as for any other empty page.
+    """
+    try:
+        return _decode_input(msg, max_bytes)
+    except Exception as exc:  # a bug here must still end as one dead letter, not a lost input
+        try:
+            return dead_letter_from_exception(msg, exc)
+        except Exception:  # the id lookup itself failed: fall back to what cannot
+            return dead_letter_from_exception(msg, exc, doc_id=stable_id(msg))
+
+
+def _decode_input(msg: InputMessage, max_bytes: int) -> RawDocument | DeadLetter:
+    value = msg.value or b""
+    doc_id = _message_id(msg)
+    url = _message_url(msg)
+    content_type = _header_text(msg, HEADER_CONTENT_TYPE)
+    is_envelope = _BLANK.match(value) is None and _is_json(value, content_type)
+    limit = max_envelope_bytes(max_bytes) if is_envelope else max_bytes
+    if len(value) > limit:
+        kind = "JSON envelope" if is_envelope else "message value"
+        return _too_large(msg, f"the {kind} has {len(value)} bytes, more than {limit}", doc_id, url)
+    if not is_envelope:
+        return RawDocument(body=value, id=doc_id, url=url, content_type=content_type or None)
+    try:
+        doc = _envelope_document(value, doc_id=doc_id, url=url)
+    except _InvalidEnvelope as exc:
+        return DeadLetter(
+            reason=DeadLetterReason.INVALID_ENVELOPE,
+            detail=exc.detail,
+            source=msg,
+            id=exc.id or doc_id,
+            url=exc.url or url,
+            exception=exc.exception,
+        )
+    if len(doc.body) > max_bytes:
+        unit = "bytes" if isinstance(doc.body, bytes) else "characters"
+        detail = f"the envelope's body has {len(doc.body)} {unit}, more than max_bytes={max_bytes}"
+        return _too_large(msg, detail, doc.id, doc.url)
+    return doc
+
+
+def _too_large(msg: InputMessage, detail: str, doc_id: str, url: str) -> DeadLetter:
+    return DeadLetter(
+        reason=DeadLetterReason.TOO_LARGE, detail=detail, source=msg, id=doc_id, url=url
+    )
+
+
+def _message_id(msg: InputMessage) -> str:
+    """The id named by the headers or the key, else the stable id."""
+    return _header_text(msg, HEADER_ID) or _key_text(msg) or stable_id(msg)
+
+
+def _message_url(msg: InputMessage) -> str:
+    url = _header_text(msg, HEADER_URL)
+    if url:
+        return url
+    key = _key_text(msg)
+    return key if _URL.match(key) else ""
+
+
+def _key_text(msg: InputMessage) -> str:
+    # backslashreplace: a non-UTF-8 key still gives the same id on every replay
+    return msg.key.decode("utf-8", "backslashreplace").strip() if msg.key else ""
+
+
+def _header_text(msg: InputMessage, name: str) -> str:
+    value = msg.header(name)
+    return value.decode("utf-8", "backslashreplace").strip() if value else ""
+
+
+def _is_json(value: bytes, content_type: str) -> bool:
+    if content_type:
+        media_type = content_type.split(";", 1)[0].strip().lower()
+        return media_type == "application/json" or media_type.endswith("+json")
+    return _JSON_START.match(value) is not None
+
+
+class _InvalidEnvelope(ValueError):
+    """A JSON value that is not a valid envelope.
+
+    Attributes:
+        detail: what is wrong.
+        exception: the class of the exception behind it (a JSON or base64 error), if any.
+        id, url: the envelope's own, when it names them with the right types.
+    """
+
+    def __init__(self, detail: str, *, cause: BaseException | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.exception = exception_name(cause) if cause is not None else None
+        self.id = ""
+        self.url = ""
+
+    def name_from(self, obj: Mapping[str, Any]) -> _InvalidEnvelope:
+        """Take the id and URL of the broken envelope, so its dead letter can be joined."""
+        raw_id, raw_url = obj.get("id"), obj.get("url")
+        if isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool)):
+            self.id = str(raw_id).strip()
+        if isinstance(raw_url, str):
+            self.url = raw_url.strip()
+        return self
+
+
+def _envelope_document(value: bytes, *, doc_id: str, url: str) -> RawDocument:
+    """The RawDocument of a JSON envelope; ``doc_id``/``url`` when the envelope names none.
+
+    Raises:
+        _InvalidEnvelope: the value is not a valid envelope.
+    """
+    try:
+        obj = orjson.loads(value[len(_BOM) :] if value.startswith(_BOM) else value)
+    except orjson.JSONDecodeError as exc:
+        raise _InvalidEnvelope(f"not valid JSON: {exc}", cause=exc) from None
+    if not isinstance(obj, dict):
+        raise _InvalidEnvelope(f"a JSON {_json_type(obj)} where an envelope object belongs")
+    try:
+        body = _envelope_body(obj)
+        raw_id = obj.get("id")
+        if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int)):
+            raise _InvalidEnvelope(f"id must be a string or an integer, not {_json_type(raw_id)}")
+        envelope_url = _str_field(obj, "url")
+        content_type = _str_field(obj, "content_type")
+        headers = _envelope_headers(obj.get("headers"))
+    except _InvalidEnvelope as exc:
+        raise exc.name_from(obj) from None
+    envelope_id = "" if raw_id is None else str(raw_id).strip()
+    return RawDocument(
+        body=body,
+        id=envelope_id or doc_id,
+        url=envelope_url.strip() or url,
+        headers=headers,
+        content_type=content_type or None,
+    )
+
+
+def _envelope_body(obj: Mapping[str, Any]) -> bytes | str:
+    """The page of an envelope: ``body`` (text, or base64 with ``body_encoding: base64``),
+    else ``body_base64``, else ``html``.
+
+    Raises:
+        _InvalidEnvelope: a missing body, a field of the wrong type, a body that is not base64.
+    """
+    if "body" in obj:
+        body = _str_field(obj, "body", required=True)
+        encoding = obj.get("body_encoding")
+        if encoding in _TEXT_ENCODINGS:
+            return body
+        if encoding in _BASE64_ENCODINGS:
+            return _b64decode(body, "body")
+        raise _InvalidEnvelope(
+            f"body_encoding must be 'text' or 'base64', not {orjson.dumps(encoding).decode()}"
+        )
+    if "body_base64" in obj:
+        return _b64decode(_str_field(obj, "body_base64", required=True), "body_base64")
+    if "html" in obj:
+        return _str_field(obj, "html", required=True)
+    raise _InvalidEnvelope("the envelope has no body, body_base64 or html field")
+
+
+def _b64decode(text: str, field: str) -> bytes:
+    # MIME-style base64 (line breaks every 76 characters) is common: white space is not an error
+    compact = "".join(text.split())
+    try:
+        return base64.b64decode(compact, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise _InvalidEnvelope(f"{field} is not valid base64: {exc}", cause=exc) from None
+
+
+def _envelope_headers(raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _InvalidEnvelope(f"headers must be an object, not {_json_type(raw)}")
+    # repeated HTTP headers arrive as lists; HTTP itself folds them with ", "
+    return {
+        str(key): ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        for key, value in raw.items()
+    }
+
+
+def _str_field(obj: Mapping[str, Any], key: str, *, required: bool = False) -> str:
+    """``obj[key]`` if it is a string; "" if it is absent or null and not required.
+
+    Raises:
+        _InvalidEnvelope: another type, or missing though required.
+    """
+    value = obj.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        raise _InvalidEnvelope(f"{key} must be a string, not {_json_type(value)}")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def exception_name(exc: BaseException) -> str:
+    """The exception's class as ``module.Name`` (``orjson.JSONDecodeError``); builtins bare."""
+    cls = type(exc)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def dead_letter_from_document(msg: InputMessage, doc: CleanedDocument) -> DeadLetter:
+    """The dead letter of a document the core could not clean (``doc.error`` is set)."""
+    if doc.error is None:
+        raise ValueError("the document has no error: it is a cleaned document, not a dead letter")
+    reason = doc.error if doc.error in DeadLetterReason.ALL else DeadLetterReason.INTERNAL
+    detail = doc.error_detail or doc.error
+    exception = None
+    if reason == DeadLetterReason.INTERNAL:
+        # the core writes "ExceptionName: message" for an internal error
+        name, sep, _ = detail.partition(": ")
+        exception = name if sep and name.isidentifier() else None
+    return DeadLetter(
+        reason=reason,
+        detail=detail,
+        source=msg,
+        id=doc.id or _message_id(msg),
+        url=doc.url,
+        exception=exception,
+    )
+
+
+def dead_letter_from_exception(
+    msg: InputMessage,
+    exc: BaseException,
+    *,
+    doc_id: str = "",
+    url: str = "",
+    reason: str = DeadLetterReason.INTERNAL,
+) -> DeadLetter:
+    """The dead letter of an input whose handling raised ``exc`` (``internal_error`` by default).
+
+    Args:
+        msg: the input message.
+        exc: the exception.
+        doc_id: the document id if known; else the headers', the key's or the stable id.
+        url: the page URL if it is known.
+        reason: one of `DeadLetterReason.ALL`.
+    """
+    return DeadLetter(
+        reason=reason,
+        detail=f"{type(exc).__name__}: {exc}",
+        source=msg,
+        id=doc_id or _message_id(msg),
+        url=url,
+        exception=exception_name(exc),
+    )
+
+
+def _payload(data: bytes | None, *, max_bytes: int, prefix_bytes: int) -> dict[str, Any] | None:
+    """``data`` as base64 when it is at most ``max_bytes``, else its first ``prefix_bytes``."""
+    if data is None:
+        return None
+    truncated = len(data) > max_bytes
+    kept = data[:prefix_bytes] if truncated else data
+    return {
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "truncated": truncated,
+        "base64": base64.b64encode(kept).decode("ascii"),
+    }
+
+
+def dead_letter_record(
+    dl: DeadLetter,
+    *,
+    worker_version: str,
+    max_payload_bytes: int = DEAD_LETTER_MAX_PAYLOAD_BYTES_DEFAULT,
+    prefix_bytes: int = DEAD_LETTER_PREFIX_BYTES_DEFAULT,
+) -> KeyValue:
+    """The ``clean.dead-letter.v1`` record of a dead letter, keyed by the document id.
+
+    The original value (and key) is carried whole as base64 up to ``max_payload_bytes``; above
+    it, only the first ``prefix_bytes``, with ``truncated`` set. Both always come with their
+    size and SHA-256, so a truncated payload can still be matched to its original. The worker
+    version is in the value (the issue asks for it), so dead letters are byte-identical across
+    replays by the same worker version; deduplicate them on ``source``.
+
+    Args:
+        dl: the dead letter.
+        worker_version: the version of the worker that made it.
+        max_payload_bytes: the largest value carried whole.
+        prefix_bytes: how much of a larger value is carried.
+
+    Returns:
+        ``(key, value)``, both bytes.
+    """
+    msg = dl.source
+    value = {
+        "id": dl.id,
+        "url": dl.url,
+        "reason": dl.reason,
+        "detail": dl.detail,
+        "exception": dl.exception,
+        "source": {
+            "topic": msg.topic,
+            "partition": msg.partition,
+            "offset": msg.offset,
+            "timestamp_ms": msg.timestamp_ms,
+            "key": _payload(msg.key, max_bytes=max_payload_bytes, prefix_bytes=prefix_bytes),
+            "headers": [
+                {"name": name, "value_base64": base64.b64encode(raw).decode("ascii")}
+                for name, raw in msg.headers
+            ],
+        },
+        "payload": _payload(msg.value, max_bytes=max_payload_bytes, prefix_bytes=prefix_bytes),
+        "worker_version": worker_version,
+    }
+    return _key(dl.id), orjson.dumps(value, option=_DUMPS_OPTIONS)
+
+
+def document_record(doc: CleanedDocument, *, model_id: str | None = None) -> KeyValue:
+    """The ``clean.documents.v1`` record of a cleaned document, keyed by the document id.
+
+    Args:
+        doc: a document without ``error`` (one with an error is a dead letter).
+        model_id: the language model's id; ``doc.model_id`` when omitted.
+
+    Returns:
+        ``(key, value)``, both bytes.
+
+    Raises:
+        ValueError: the document has an error.
+    """
+    if doc.error is not None:
+        raise ValueError(f"document {doc.id!r} has the error {doc.error!r}: it is a dead letter")
+    value = {
+        "id": doc.id,
+        "url": doc.url,
+        "text": doc.text,
+        "perplexity": doc.perplexity,
+        "kept_perplexity": doc.kept_perplexity,
+        "dropped": dict(doc.dropped),
+        "n_sentences": len(doc.sentences),
+        "n_kept": doc.n_kept,
+        "n_blocks": doc.n_blocks,
+        "encoding": doc.encoding,
+        "model_id": model_id or doc.model_id,
+    }
+    return _key(doc.id), orjson.dumps(value, option=_DUMPS_OPTIONS)
+
+
+def sentence_records(doc: CleanedDocument) -> list[KeyValue]:
+    """The ``clean.sentence-scores.v1`` records of a document, one per sentence, in order.
+
+    All are keyed by the document id, so a document's sentences share a partition and stay in
+    order; each carries ``n_sentences`` so a reader knows when it has them all.
+    """
+    key = _key(doc.id)
+    total = len(doc.sentences)
+    return [
+        (
+            key,
+            orjson.dumps(
+                {
+                    "document_id": doc.id,
+                    "index": index,
+                    "n_sentences": total,
+                    "block_index": s.block_index,
+                    "text": s.text,
+                    "perplexity": s.perplexity,
+                    "log10_prob": s.log10_prob,
+                    "tokens": s.n_tokens,
+                    "oov": s.n_oov,
+                    "kept": s.keep,
+                    "reason": s.reason,
+                },
+                option=_DUMPS_OPTIONS,
+            ),
+        )
+        for index, s in enumerate(doc.sentences)
+    ]
+
+
+def timing_headers(
+    doc: CleanedDocument | None,
+    *,
+    worker_version: str,
+    msg: InputMessage | None = None,
+) -> list[tuple[str, bytes]]:
+    """Kafka headers for what must stay out of record values: timings, worker, source.
+
+    Args:
+        doc: the cleaned document, for its processing time (total and per stage); ``None``
+            for an input that never reached the core.
+        worker_version: the worker's version.
+        msg: the input message, for the ``source`` header (``topic:partition:offset``).
+
+    Returns:
+        ``worker-version``, then ``processing-seconds`` (total) and ``stage-seconds`` (a JSON
+        object of seconds per stage) when ``doc`` is given, then ``source`` when ``msg`` is.
+    """
+    headers = [(HEADER_WORKER_VERSION, worker_version.encode("utf-8"))]
+    if doc is not None and doc.seconds:
+        seconds = {stage: round(value, 6) for stage, value in doc.seconds.items()}
+        total = seconds.get("total", sum(seconds.values()))
+        headers.append((HEADER_PROCESSING_SECONDS, f"{total:.6f}".encode("ascii")))
+        headers.append((HEADER_STAGE_SECONDS, orjson.dumps(seconds, option=_DUMPS_OPTIONS)))
+    if msg is not None:
+        headers.append((HEADER_SOURCE, msg.source.encode("utf-8")))
+    return headers
+
+
+def _key(doc_id: str) -> bytes:
+    return doc_id.encode("utf-8", "backslashreplace")
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRecord:
+    """One record to publish: key, value and headers, all bytes."""
+
+    key: bytes
+    value: bytes
+    headers: Headers = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one input message becomes: one cleaned document with its sentences, or one dead letter.
+
+    Attributes:
+        id: the document id.
+        document: the ``clean.documents.v1`` record, or ``None`` for a dead letter.
+        sentences: the ``clean.sentence-scores.v1`` records (empty for a dead letter; also empty
+            for a document without sentences).
+        dead_letter: the ``clean.dead-letter.v1`` record, or ``None`` for a cleaned document.
+        reason: the dead-letter reason, or ``None``.
+        cleaned: what the core returned, for metrics (drops by reason, sentence perplexities,
+            stage seconds); ``None`` when the input never reached the core.
+    """
+
+    id: str
+    document: OutputRecord | None = None
+    sentences: tuple[OutputRecord, ...] = ()
+    dead_letter: OutputRecord | None = None
+    reason: str | None = None
+    cleaned: CleanedDocument | None = None
+
+    def __post_init__(self) -> None:
+        if (self.document is None) == (self.dead_letter is None):
+            raise ValueError("an outcome is exactly one cleaned document or one dead letter")
+        if self.dead_letter is not None and (self.sentences or self.reason is None):
+            raise ValueError("a dead letter has a reason and no sentence records")
+
+    @property
+    def is_dead_letter(self) -> bool:
+        return self.dead_letter is not None
+
+    @property
+    def bytes_out(self) -> int:
+        """Bytes of keys, values and headers over all the outcome's records."""
+        return sum(
+            len(r.key) + len(r.value) + sum(len(n) + len(v) for n, v in r.headers)
+            for r in self.records
+        )
+
+    @property
+    def records(self) -> tuple[OutputRecord, ...]:
+        """All records: the document then its sentences, or the dead letter alone."""
+        if self.dead_letter is not None:
+            return (self.dead_letter,)
+        assert self.document is not None  # __post_init__ guarantees one of the two
+        return (self.document, *self.sentences)
+
+
+def outcome_records(
+    msg: InputMessage,
+    result: RawDocument | DeadLetter,
+    doc: CleanedDocument | None,
+    *,
+    worker_version: str,
+    model_id: str | None = None,
+    max_payload_bytes: int = DEAD_LETTER_MAX_PAYLOAD_BYTES_DEFAULT,
+    prefix_bytes: int = DEAD_LETTER_PREFIX_BYTES_DEFAULT,
+) -> Outcome:
+    """The records of one input message: a cleaned document with its sentences, or a dead letter.
+
+    A DeadLetter from `decode_input`, a document the core returned with an ``error`` (empty,
+    binary_content, too_large, time_budget...), a missing ``doc`` and a document that cannot
+    be serialised all end as one dead-letter record. Never raises for a valid ``msg``.
+
+    Args:
+        msg: the input message.
+        result: what `decode_input` made of it.
+        doc: what `clean_document` made of ``result``; ``None`` when ``result`` is a DeadLetter.
+        worker_version: the worker's version, for the dead letter and the headers.
+        model_id: the language model's id; ``doc.model_id`` when omitted.
+        max_payload_bytes, prefix_bytes: see `dead_letter_record`.
+
+    Returns:
+        The Outcome. The document record carries `timing_headers`; the dead-letter record
+        carries them too; sentence records carry no headers (their document's record has them).
+    """
+    if isinstance(result, DeadLetter):
+        dl = result
+        doc = None
+    elif doc is None:
+        dl = DeadLetter(
+            reason=DeadLetterReason.INTERNAL,
+            detail="the worker produced no cleaned document for a decoded input",
+            source=msg,
+            id=result.id or _message_id(msg),
+            url=result.url,
+        )
+    elif doc.error is not None:
+        dl = dead_letter_from_document(msg, doc)
+    else:
+        try:
+            headers = tuple(timing_headers(doc, worker_version=worker_version, msg=msg))
+            key, value = document_record(doc, model_id=model_id)
+            sentences = tuple(OutputRecord(k, v) for k, v in sentence_records(doc))
+            return Outcome(
+                id=doc.id,
+                document=OutputRecord(key, value, headers),
+                sentences=sentences,
+                cleaned=doc,
+            )
+        except Exception as exc:  # e.g. text that is not valid UTF-8: never lose the input
+            dl = dead_letter_from_exception(msg, exc, doc_id=doc.id, url=doc.url)
+    key, value = dead_letter_record(
+        dl,
+        worker_version=worker_version,
+        max_payload_bytes=max_payload_bytes,
+        prefix_bytes=prefix_bytes,
+    )
+    headers = tuple(timing_headers(doc, worker_version=worker_version, msg=msg))
+    return Outcome(
+        id=dl.id,
+        dead_letter=OutputRecord(key, value, headers),
+        reason=dl.reason,
+        cleaned=doc,
+    )
+
+
+def clean_message(
+    msg: InputMessage,
+    *,
+    worker_version: str,
+    settings: CleanerSettings | None = None,
+    model: LanguageModel | None = None,
+    max_bytes: int = MAX_PAGE_BYTES_DEFAULT,
+) -> Outcome:
+    """Decode, clean and serialise one input message: everything an agent does but the I/O.
+
+    A plain function of picklable arguments, so an agent can run it in an executor to keep the
+    event loop free.
+
+    Args:
+        msg: the input message.
+        worker_version: the worker's version.
+        settings: the cleaner's settings; the defaults when omitted.
+        model: the language model; the process-wide model of ``settings.model_path`` if omitted.
+        max_bytes: the largest page cleaned (see `decode_input`).
+
+    Returns:
+        The Outcome to publish.
+
+    Raises:
+        Whatever `clean_document` raises for a broken set-up (a missing model file): that is
+        not the page's fault, and dead-lettering every page would hide it.
+    """
+    result = decode_input(msg, max_bytes=max_bytes)
+    doc = None
+    if isinstance(result, RawDocument):
+        doc = clean_document(result, settings=settings, model=model)
+    return outcome_records(msg, result, doc, worker_version=worker_version)
