@@ -1,0 +1,196 @@
+"""Feeding pages into the input topic and reading the output topics, for people and tests.
+
+`produce` sends pages read by `stream_cleaner.io` (files, directories, WARC, JSON Lines,
+stdin) to the input topic as JSON envelopes or as raw HTML; `tail` prints a topic's records.
+Neither knows anything of cleaning: they are the crawler's and the consumer's side of the
+topics, as documented in topics/README.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from ..io import Source
+from .topics import MAX_MESSAGE_BYTES_DEFAULT, KafkaSettings
+
+Form = Literal["envelope", "raw"]
+
+
+@dataclass(slots=True)
+class ProduceStats:
+    """What `produce` did: messages sent and acknowledged, and inputs it could not send."""
+
+    sent: int = 0
+    bytes: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def envelope_message(source: Source) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
+    """A page as the JSON envelope of crawl.raw-html.v1: (key, value, headers).
+
+    The body goes as text when it is valid UTF-8 and as ``body_base64`` otherwise, so bytes
+    in any charset arrive unchanged.
+    """
+    doc = source.doc
+    body = doc.body
+    envelope: dict[str, Any] = {"id": doc.id, "url": doc.url}
+    if doc.headers:
+        envelope["headers"] = dict(doc.headers)
+    if doc.content_type:
+        envelope["content_type"] = doc.content_type
+    if isinstance(body, str):
+        envelope["body"] = body
+    else:
+        try:
+            envelope["body"] = body.decode("utf-8")
+        except UnicodeDecodeError:
+            envelope["body_base64"] = base64.b64encode(body).decode("ascii")
+    headers = [("content-type", b"application/json")]
+    return doc.id.encode("utf-8"), orjson.dumps(envelope), headers
+
+
+def raw_message(source: Source) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
+    """A page as raw HTML bytes, its id in the key and its url in a header."""
+    doc = source.doc
+    body = doc.body if isinstance(doc.body, bytes) else doc.body.encode("utf-8")
+    headers = [("id", doc.id.encode("utf-8"))]
+    if doc.url:
+        headers.append(("url", doc.url.encode("utf-8")))
+    content_type = doc.content_type or next(
+        (v for k, v in doc.headers.items() if k.lower() == "content-type"), None
+    )
+    if content_type:
+        headers.append(("content-type", content_type.encode("utf-8")))
+    return doc.id.encode("utf-8"), body, headers
+
+
+async def produce_async(
+    sources: Iterable[Source],
+    settings: KafkaSettings,
+    topic: str,
+    *,
+    form: Form = "envelope",
+    max_request_bytes: int = MAX_MESSAGE_BYTES_DEFAULT,
+    on_sent: Callable[[Source], None] | None = None,
+) -> ProduceStats:
+    """Send every page of ``sources`` to ``topic`` and wait until the broker has them all.
+
+    A source that a reader could not read (a broken WARC record, a bad JSON line) has no page
+    to send: it is listed in ``skipped`` with its error instead.
+    """
+    from aiokafka import AIOKafkaProducer
+
+    encode = envelope_message if form == "envelope" else raw_message
+    producer = AIOKafkaProducer(
+        **settings.client_kwargs(),
+        acks="all",
+        max_request_size=max_request_bytes,
+        linger_ms=5,
+    )
+    stats = ProduceStats()
+    await producer.start()
+    try:
+        pending = []
+        for source in sources:
+            if source.doc.error:
+                stats.skipped.append(f"{source.origin}: {source.doc.error}")
+                continue
+            key, value, headers = encode(source)
+            pending.append(await producer.send(topic, value=value, key=key, headers=headers))
+            stats.sent += 1
+            stats.bytes += len(value)
+            if on_sent is not None:
+                on_sent(source)
+            if len(pending) >= 256:
+                await asyncio.gather(*pending)
+                pending.clear()
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+    return stats
+
+
+def produce(
+    sources: Iterable[Source], settings: KafkaSettings, topic: str, **options: Any
+) -> ProduceStats:
+    """`produce_async` for synchronous callers."""
+    return asyncio.run(produce_async(sources, settings, topic, **options))
+
+
+async def tail_async(
+    settings: KafkaSettings,
+    topic: str,
+    emit: Callable[[dict[str, Any]], None],
+    *,
+    from_beginning: bool = True,
+    max_records: int | None = None,
+    idle_seconds: float | None = 5.0,
+) -> int:
+    """Read ``topic`` without joining a consumer group and pass each record to ``emit``.
+
+    Each record is a dict: partition, offset, key, headers and the value (parsed JSON when it
+    is JSON, else text). Stops after ``max_records`` records or ``idle_seconds`` without a
+    record (``None``: never).
+
+    Returns:
+        The number of records read.
+    """
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(
+        **settings.client_kwargs(),
+        group_id=None,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest" if from_beginning else "latest",
+        fetch_max_bytes=MAX_MESSAGE_BYTES_DEFAULT * 2,
+        max_partition_fetch_bytes=MAX_MESSAGE_BYTES_DEFAULT,
+    )
+    await consumer.start()
+    count = 0
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            # ask the metadata of every topic: naming a missing one would create it
+            await consumer.topics()
+            partitions = consumer.partitions_for_topic(topic) or set()
+        if not partitions:
+            raise RuntimeError(f"topic {topic!r} does not exist")
+        consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])
+        last = time.monotonic()
+        while max_records is None or count < max_records:
+            batches = await consumer.getmany(timeout_ms=200)
+            for records in batches.values():
+                for record in records:
+                    emit(_record_dict(record))
+                    count += 1
+                    last = time.monotonic()
+                    if max_records is not None and count >= max_records:
+                        return count
+            if idle_seconds is not None and time.monotonic() - last > idle_seconds:
+                return count
+    finally:
+        await consumer.stop()
+    return count
+
+
+def _record_dict(record: Any) -> dict[str, Any]:
+    value: Any = record.value
+    if value is not None:
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            value = value.decode("utf-8", errors="replace")
+    return {
+        "partition": record.partition,
+        "offset": record.offset,
+        "key": record.key.decode("utf-8", errors="replace") if record.key else None,
+        "headers": {k: v.decode("utf-8", errors="replace") for k, v in record.headers or ()},
+        "value": value,
+    }

@@ -1,0 +1,83 @@
+import asyncio
+import uuid
+
+import pytest
+
+from stream_cleaner.document import RawDocument
+from stream_cleaner.io import Source, iter_documents
+from stream_cleaner.streaming.client import (
+    envelope_message,
+    produce,
+    raw_message,
+    tail_async,
+)
+from stream_cleaner.streaming.records import InputMessage, decode_input
+from stream_cleaner.streaming.topics import (
+    KafkaSettings,
+    TopicSpec,
+    create_topics,
+    describe_topics,
+)
+
+from ..conftest import SAMPLES
+
+LATIN1 = "<p>Grüße aus Köln</p>".encode("latin-1")
+
+
+def source(body, **fields) -> Source:
+    return Source(RawDocument(body=body, **fields), origin="test")
+
+
+@pytest.mark.parametrize("encode", [envelope_message, raw_message])
+def test_both_input_forms_decode_back_to_the_same_page(encode):
+    for body in (b"<p>Caf\xc3\xa9</p>", LATIN1, "<p>text</p>"):
+        page = source(body, id="d1", url="http://e.org/", content_type="text/html")
+        key, value, headers = encode(page)
+        doc = decode_input(InputMessage("t", 0, 7, key=key, value=value, headers=tuple(headers)))
+        assert isinstance(doc, RawDocument)
+        assert (doc.id, doc.url) == ("d1", "http://e.org/")
+        expected = body.encode() if isinstance(body, str) else body
+        got = doc.body.encode() if isinstance(doc.body, str) else doc.body
+        assert got == expected
+
+
+def test_envelope_sends_non_utf8_bodies_as_base64():
+    _, value, _ = envelope_message(source(LATIN1, id="x"))
+    assert b'"body_base64"' in value and b'"body"' not in value
+
+
+@pytest.mark.broker
+def test_produce_then_tail_round_trip(broker):
+    settings = KafkaSettings(bootstrap_servers=(broker,))
+    topic = f"test-{uuid.uuid4().hex[:8]}.raw-html.v1"
+    create_topics(
+        settings,
+        [
+            TopicSpec(
+                topic,
+                partitions=3,
+                replication_factor=1,
+                retention_ms=3_600_000,
+                max_message_bytes=None,
+            )
+        ],
+    )
+    sources = list(iter_documents([str(SAMPLES)]))
+    broken = Source(RawDocument(body=b"", id="w", error="warc_record_error: cut"), "warc:x#0")
+    stats = produce([*sources, broken], settings, topic)
+    assert stats.sent == len(sources)
+    assert stats.skipped == ["warc:x#0: warc_record_error: cut"]
+    records = []
+    n = asyncio.run(tail_async(settings, topic, records.append, idle_seconds=2.0))
+    assert n == len(sources)
+    assert sorted(r["key"] for r in records) == sorted(s.doc.id for s in sources)
+    assert all(r["headers"]["content-type"] == "application/json" for r in records)
+    assert {r["value"]["id"] for r in records} == {s.doc.id for s in sources}
+
+
+@pytest.mark.broker
+def test_tail_refuses_a_missing_topic_without_creating_it(broker):
+    settings = KafkaSettings(bootstrap_servers=(broker,))
+    with pytest.raises(RuntimeError, match="does not exist"):
+        asyncio.run(tail_async(settings, "no-such-topic-here", print, idle_seconds=0.5))
+    assert "no-such-topic-here" not in describe_topics(settings, ["no-such-topic-here"])
