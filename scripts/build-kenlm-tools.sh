@@ -31,26 +31,11 @@ if tools_run; then
     exit 0
 fi
 
-apt_packages=(
-    g++ make cmake
-    libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev
+# shellcheck source=scripts/apt-packages.sh
+source "$repo/scripts/apt-packages.sh"
+install_apt_packages g++ make cmake \
+    libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev \
     zlib1g-dev libbz2-dev liblzma-dev
-)
-missing=()
-for pkg in "${apt_packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
-        || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-    if [[ $(id -u) -ne 0 ]]; then
-        echo "missing Debian packages; install them with:" >&2
-        echo "  sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
-        exit 1
-    fi
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null
-fi
 
 python="${PYTHON:-$repo/.venv/bin/python}"
 [[ -x "$python" ]] || python="$(command -v python3)"

@@ -10,24 +10,11 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 python="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 
-apt_packages=(
-    python3-venv python3-dev build-essential cmake
-    libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev
+# shellcheck source=scripts/apt-packages.sh
+source scripts/apt-packages.sh
+install_apt_packages python3-venv python3-dev build-essential cmake \
+    libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev \
     zlib1g-dev libbz2-dev liblzma-dev
-)
-missing=()
-for pkg in "${apt_packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
-        || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-    sudo=""
-    [[ $(id -u) -eq 0 ]] || sudo="sudo"
-    echo "installing Debian packages: ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null
-fi
 
 if [[ ! -x .venv/bin/python ]]; then
     "$python" -m venv .venv
