@@ -180,6 +180,125 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="retention of the dead-letter topic in ms (default 2592000000, 30 days)",
     )
 
+    p = commands.add_parser(
+        "produce",
+        help="send pages to the input topic",
+        description="Send every page found in PATHs (HTML files, directory trees, WARC, JSON "
+        "Lines, - for stdin) to the input topic, as JSON envelopes (default) or as raw HTML "
+        "with the id and url in headers. Waits until the broker has them all. Inputs a reader "
+        "could not read (a broken WARC record) are listed on stderr, not sent.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    _add_kafka_options(p)
+    p.add_argument("--topic", default=None, help="input topic (default crawl.raw-html.v1)")
+    p.add_argument("--form", choices=("envelope", "raw"), default="envelope")
+
+    p = commands.add_parser(
+        "tail",
+        help="print the records of a topic",
+        description="Print a topic's records as JSON Lines (partition, offset, key, headers, "
+        "value), from the beginning, without joining a consumer group; stops after --max "
+        "records or --idle seconds without one.",
+    )
+    p.add_argument("topic", metavar="TOPIC")
+    _add_kafka_options(p)
+    p.add_argument("--max", type=int, dest="max_records", help="stop after N records")
+    p.add_argument(
+        "--idle",
+        type=float,
+        default=5.0,
+        help="stop after this many seconds without a record (default 5; 0: never)",
+    )
+    p.add_argument("--latest", action="store_true", help="only records that arrive from now")
+
+    p = commands.add_parser(
+        "stack",
+        help="run everything locally: broker, topics, worker, pages in, summary out",
+        description="Start a Kafka-protocol broker on 127.0.0.1 (Tansu; or use "
+        "--bootstrap-servers), create the topics, start a worker, produce the pages in PATHs "
+        "(default: the bundled samples), wait until each has a cleaned document or a dead "
+        "letter, print a summary and a few cleaned documents, then stop everything it "
+        "started (Ctrl-C too).",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--bootstrap-servers", help="use this running Kafka instead of Tansu")
+    p.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="keep the broker and worker up after the summary, until Ctrl-C",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=180.0,
+        help="seconds to wait for all outcomes (default %(default)g)",
+    )
+    p.add_argument("--model", help="KenLM model for the worker (default: the bundled bigram)")
+    p.add_argument(
+        "--max-perplexity",
+        type=float,
+        dest="max_sentence_perplexity",
+        help="the worker's sentence perplexity limit",
+    )
+
+    p = commands.add_parser(
+        "worker",
+        help="run the streaming worker (Faust) on the Kafka topics",
+        description="Clean the pages of the input topic and publish cleaned documents, "
+        "sentence scores and dead letters, with at-least-once delivery. Creates the topics "
+        "first unless --no-create-topics. Serves /metrics, /healthz and /readyz. Settings come "
+        "from flags, else STREAM_CLEANER_WORKER_* (GROUP_ID, BATCH_SIZE, WEB_PORT, "
+        "INPUT_TOPIC...), STREAM_CLEANER_KAFKA_* and STREAM_CLEANER_* variables. SIGTERM or "
+        "SIGINT stop it: acknowledged work is committed, the rest is cleaned again later.",
+    )
+    _add_kafka_options(p)
+    p.add_argument("--group", dest="group_id", help="consumer group (default stream-cleaner)")
+    p.add_argument("--input-topic", help="raw HTML input topic (default crawl.raw-html.v1)")
+    p.add_argument("--documents-topic", help="cleaned documents (default clean.documents.v1)")
+    p.add_argument(
+        "--sentence-scores-topic", help="sentence scores (default clean.sentence-scores.v1)"
+    )
+    p.add_argument("--dead-letter-topic", help="dead letters (default clean.dead-letter.v1)")
+    p.add_argument("--web-host", help="bind address of the web pages (default 0.0.0.0)")
+    p.add_argument("--web-port", type=int, help="port of the web pages (default 6066)")
+    p.add_argument("--batch-size", type=int, help="pages cleaned and published together (16)")
+    p.add_argument(
+        "--batch-within",
+        type=float,
+        dest="batch_within_seconds",
+        help="seconds to wait for a batch to fill (default 0.5)",
+    )
+    p.add_argument(
+        "--max-page-bytes",
+        type=int,
+        help="larger pages become too_large dead letters (default 10485760, 10 MiB)",
+    )
+    p.add_argument(
+        "--max-message-bytes",
+        type=int,
+        help="largest record produced or fetched per partition (default 14680064, 14 MiB); "
+        "the brokers' and topics' limits must allow it",
+    )
+    p.add_argument(
+        "--session-timeout",
+        type=float,
+        dest="session_timeout_seconds",
+        help="seconds the group waits for a silent worker (default 30)",
+    )
+    p.add_argument(
+        "--heartbeat-interval",
+        type=float,
+        dest="heartbeat_interval_seconds",
+        help="seconds between heartbeats (default 3)",
+    )
+    p.add_argument(
+        "--no-create-topics",
+        action="store_true",
+        help="do not create missing topics at start-up (they must exist)",
+    )
+    p.add_argument("--loglevel", default="info", help="Faust log level (default info)")
+    _add_cleaner_options(p)
+
     return parser.parse_args(argv)
 
 
@@ -228,7 +347,11 @@ def _add_kafka_options(p: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace) -> CleanerSettings:
-    return CleanerSettings.from_env().with_options(
+    return _settings_from(CleanerSettings.from_env(), args)
+
+
+def _settings_from(base: CleanerSettings, args: argparse.Namespace) -> CleanerSettings:
+    return base.with_options(
         max_sentence_perplexity=args.max_sentence_perplexity,
         parser=args.parser,
         model_path=args.model,
@@ -251,6 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "train-lm": _cmd_train_lm,
         "demo": _cmd_demo,
         "topics": _cmd_topics,
+        "worker": _cmd_worker,
+        "produce": _cmd_produce,
+        "tail": _cmd_tail,
+        "stack": _cmd_stack,
     }[args.command]
     try:
         return handler(args)
@@ -487,6 +614,125 @@ def _cmd_topics(args: argparse.Namespace) -> int:
         return 0
     finally:
         aiokafka_log.setLevel(level)
+
+
+def _kafka_from(args: argparse.Namespace) -> Any:
+    from dataclasses import replace
+
+    from .streaming.topics import KafkaSettings
+
+    kafka = KafkaSettings.from_env()
+    if args.bootstrap_servers:
+        kafka = replace(kafka, bootstrap_servers=args.bootstrap_servers)
+    return kafka
+
+
+def _cmd_produce(args: argparse.Namespace) -> int:
+    _require_stream_extra()
+    from .io import iter_documents
+    from .streaming.client import produce
+    from .streaming.topics import RAW_HTML_TOPIC
+
+    sources = iter_documents(args.paths, stdin=sys.stdin.buffer)
+    stats = produce(sources, _kafka_from(args), args.topic or RAW_HTML_TOPIC, form=args.form)
+    for skipped in stats.skipped:
+        print(f"not sent: {skipped}", file=sys.stderr)
+    print(
+        f"stream-cleaner produce: {stats.sent} pages ({stats.bytes / 1e6:.1f} MB) sent to "
+        f"{args.topic or RAW_HTML_TOPIC}, {len(stats.skipped)} not sent",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _cmd_tail(args: argparse.Namespace) -> int:
+    _require_stream_extra()
+    import asyncio
+
+    import orjson
+
+    from .streaming.client import tail_async
+
+    def emit(record: dict[str, Any]) -> None:
+        sys.stdout.buffer.write(orjson.dumps(record) + b"\n")
+        sys.stdout.buffer.flush()
+
+    asyncio.run(
+        tail_async(
+            _kafka_from(args),
+            args.topic,
+            emit,
+            from_beginning=not args.latest,
+            max_records=args.max_records,
+            idle_seconds=args.idle or None,
+        )
+    )
+    return 0
+
+
+def _cmd_stack(args: argparse.Namespace) -> int:
+    _require_stream_extra()
+    from .io import iter_documents
+    from .streaming.stack import run_stack
+
+    paths = args.paths or [str(SAMPLES_DIR)]
+    sources = [
+        s for s in iter_documents(paths)
+        if args.paths or s.origin.endswith(".html")  # the samples folder holds a README too
+    ]  # fmt: skip
+    worker_args = []
+    if args.model:
+        worker_args += ["--model", args.model]
+    if args.max_sentence_perplexity is not None:
+        worker_args += ["--max-perplexity", str(args.max_sentence_perplexity)]
+    result = run_stack(
+        sources,
+        bootstrap_servers=args.bootstrap_servers,
+        worker_args=worker_args,
+        timeout=args.timeout,
+        keep_running=args.keep_running,
+    )
+    return 0 if result.missing == 0 else 1
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    _require_stream_extra()
+    from dataclasses import replace
+
+    from .streaming import topics
+    from .streaming.agents import load_model_now
+    from .streaming.app import WorkerSettings, create_app, run_worker
+
+    if args.timeout <= 0:
+        raise ValueError("--timeout must be positive")
+    settings = WorkerSettings.from_env()
+    kafka = settings.kafka
+    if args.bootstrap_servers:
+        kafka = replace(kafka, bootstrap_servers=args.bootstrap_servers)
+    settings = settings.with_options(
+        kafka=kafka,
+        cleaner=_settings_from(settings.cleaner, args),
+        group_id=args.group_id,
+        input_topic=args.input_topic,
+        documents_topic=args.documents_topic,
+        sentence_scores_topic=args.sentence_scores_topic,
+        dead_letter_topic=args.dead_letter_topic,
+        web_host=args.web_host,
+        web_port=args.web_port,
+        batch_size=args.batch_size,
+        batch_within_seconds=args.batch_within_seconds,
+        max_page_bytes=args.max_page_bytes,
+        max_message_bytes=args.max_message_bytes,
+        session_timeout_seconds=args.session_timeout_seconds,
+        heartbeat_interval_seconds=args.heartbeat_interval_seconds,
+    )
+    load_model_now(settings.cleaner.model_path)  # fail now, before joining the group
+    if not args.no_create_topics:
+        outcomes = topics.create_topics(kafka, settings.topic_specs(), timeout=args.timeout)
+        created = [name for name, outcome in outcomes.items() if outcome == "created"]
+        if created:
+            log.warning("created the topics %s", ", ".join(created))
+    return run_worker(create_app(settings), loglevel=args.loglevel)
 
 
 def _partitions(count: int | None) -> str:

@@ -1,0 +1,340 @@
+"""The Faust application of the worker: settings, the app, its topics, agents and web views.
+
+``create_app(WorkerSettings.from_env())`` builds an app with the `clean_raw_pages` agent and
+the ``/metrics``, ``/healthz`` and ``/readyz`` pages; ``stream-cleaner worker`` runs it, and so
+does ``faust -A stream_cleaner.streaming.app worker`` (the module's ``app``, built from the
+environment on first use). Topics are never created by Faust (``topic_allow_declare=False``):
+``stream-cleaner worker`` creates them with `topics.create_topics` before it starts, or
+``stream-cleaner topics create`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, Final
+
+from .. import __version__
+from ..settings import CleanerSettings
+from .metrics import WorkerMetrics
+from .records import MAX_PAGE_BYTES_DEFAULT
+from .topics import (
+    DEAD_LETTER_TOPIC,
+    DOCUMENTS_TOPIC,
+    MAX_MESSAGE_BYTES_DEFAULT,
+    RAW_HTML_TOPIC,
+    SENTENCE_SCORES_TOPIC,
+    KafkaSettings,
+    TopicSpec,
+    default_topic_specs,
+)
+
+if TYPE_CHECKING:
+    import faust
+
+    from ..lm import LanguageModel
+    from .agents import Send
+
+WORKER_ENV_PREFIX: Final = "STREAM_CLEANER_WORKER_"
+GROUP_ID_DEFAULT: Final = "stream-cleaner"
+# A batch amortises the hop to the cleaning thread and the wait for acknowledgements; 16
+# pages of ~50 KB take ~0.2 s to clean, well inside every broker timeout.
+BATCH_SIZE_DEFAULT: Final = 16
+BATCH_WITHIN_SECONDS_DEFAULT: Final = 0.5
+WEB_HOST_DEFAULT: Final = "0.0.0.0"  # a pod's probes and Prometheus come from outside
+WEB_PORT_DEFAULT: Final = 6066  # Faust's own default
+# Kafka's defaults (45 s session) make a dead worker's partitions wait long for a new owner;
+# cleaning runs off the event loop, so heartbeats keep flowing and 30 s is plenty.
+SESSION_TIMEOUT_SECONDS_DEFAULT: Final = 30.0
+HEARTBEAT_INTERVAL_SECONDS_DEFAULT: Final = 3.0
+REQUEST_TIMEOUT_SECONDS_DEFAULT: Final = 40.0
+# How often acknowledged offsets are committed: what a crash replays at most, in seconds.
+COMMIT_INTERVAL_SECONDS_DEFAULT: Final = 1.0
+FAUST_METRICS_PREFIX: Final = "stream_cleaner_faust"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSettings:
+    """Everything the worker is configured with, defaults in one place.
+
+    Attributes:
+        kafka: how to reach the cluster (brokers, SASL/SSL).
+        cleaner: the core's settings (thresholds, model path, parser, time budget).
+        input_topic, documents_topic, sentence_scores_topic, dead_letter_topic: topic names.
+        group_id: the consumer group, also the Faust app id.
+        batch_size: most input messages cleaned and published together.
+        batch_within_seconds: longest wait for a batch to fill before it is processed.
+        max_page_bytes: larger pages end as ``too_large`` dead letters.
+        max_message_bytes: the producer's largest request and the consumer's largest fetch
+            per partition; at least the topics' ``max.message.bytes``.
+        web_host, web_port: where ``/metrics``, ``/healthz`` and ``/readyz`` are served.
+        session_timeout_seconds: how long the group waits for a silent worker.
+        heartbeat_interval_seconds: how often the worker tells the group it is alive.
+        request_timeout_seconds: how long one broker request may take.
+        commit_interval_seconds: how often acknowledged offsets are committed.
+        datadir: Faust's data directory (unused without tables); a temporary one if ``None``.
+    """
+
+    kafka: KafkaSettings = field(default_factory=KafkaSettings)
+    cleaner: CleanerSettings = field(default_factory=CleanerSettings)
+    input_topic: str = RAW_HTML_TOPIC
+    documents_topic: str = DOCUMENTS_TOPIC
+    sentence_scores_topic: str = SENTENCE_SCORES_TOPIC
+    dead_letter_topic: str = DEAD_LETTER_TOPIC
+    group_id: str = GROUP_ID_DEFAULT
+    batch_size: int = BATCH_SIZE_DEFAULT
+    batch_within_seconds: float = BATCH_WITHIN_SECONDS_DEFAULT
+    max_page_bytes: int = MAX_PAGE_BYTES_DEFAULT
+    max_message_bytes: int = MAX_MESSAGE_BYTES_DEFAULT
+    web_host: str = WEB_HOST_DEFAULT
+    web_port: int = WEB_PORT_DEFAULT
+    session_timeout_seconds: float = SESSION_TIMEOUT_SECONDS_DEFAULT
+    heartbeat_interval_seconds: float = HEARTBEAT_INTERVAL_SECONDS_DEFAULT
+    request_timeout_seconds: float = REQUEST_TIMEOUT_SECONDS_DEFAULT
+    commit_interval_seconds: float = COMMIT_INTERVAL_SECONDS_DEFAULT
+    datadir: str | None = None
+
+    def __post_init__(self) -> None:
+        names = self.topic_names
+        if len(set(names)) != len(names):
+            raise ValueError(f"the four topics need four different names, not {names}")
+        if not self.group_id:
+            raise ValueError("group_id must not be empty")
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if self.batch_within_seconds <= 0:
+            raise ValueError("batch_within_seconds must be positive")
+        if self.max_page_bytes < 1 or self.max_message_bytes < 1:
+            raise ValueError("max_page_bytes and max_message_bytes must be positive")
+        if not 1 <= self.web_port <= 65535:
+            raise ValueError("web_port must be a port number, 1-65535")
+        if not 0 < self.heartbeat_interval_seconds < self.session_timeout_seconds:
+            raise ValueError("heartbeat_interval_seconds must be positive and below the session")
+        if self.request_timeout_seconds <= 0 or self.commit_interval_seconds <= 0:
+            raise ValueError("request_timeout_seconds and commit_interval_seconds must be positive")
+
+    @property
+    def topic_names(self) -> tuple[str, str, str, str]:
+        """Input, documents, sentence scores, dead letters."""
+        return (
+            self.input_topic,
+            self.documents_topic,
+            self.sentence_scores_topic,
+            self.dead_letter_topic,
+        )
+
+    def topic_specs(self, **options: Any) -> tuple[TopicSpec, ...]:
+        """The specs of the four topics under these names; ``options`` as `default_topic_specs`."""
+        return default_topic_specs(
+            input_topic=self.input_topic,
+            documents_topic=self.documents_topic,
+            sentence_scores_topic=self.sentence_scores_topic,
+            dead_letter_topic=self.dead_letter_topic,
+            **options,
+        )
+
+    def with_options(self, **changes: Any) -> WorkerSettings:
+        """A copy with the given fields changed; ``None`` values are ignored."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
+        """Settings from the environment, defaults for the rest.
+
+        ``STREAM_CLEANER_WORKER_<FIELD>`` for this class's own fields (``..._GROUP_ID``,
+        ``..._BATCH_SIZE``, ``..._WEB_PORT``, ``..._INPUT_TOPIC``...),
+        ``STREAM_CLEANER_KAFKA_*`` for `KafkaSettings` and ``STREAM_CLEANER_*`` for
+        `CleanerSettings`. Empty variables count as unset.
+
+        Raises:
+            ValueError: a variable has a value the settings do not accept.
+        """
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {
+            "kafka": KafkaSettings.from_env(environ),
+            "cleaner": CleanerSettings.from_env(environ),
+        }
+        defaults = cls()
+        for f in fields(cls):
+            if f.name in values:
+                continue
+            raw = environ.get(WORKER_ENV_PREFIX + f.name.upper())
+            if not raw:
+                continue
+            default = getattr(defaults, f.name)
+            if isinstance(default, int):
+                values[f.name] = int(raw)
+            elif isinstance(default, float):
+                values[f.name] = float(raw)
+            else:
+                values[f.name] = raw
+        return cls(**values)
+
+
+@dataclass(slots=True)
+class WorkerRuntime:
+    """What the agent and the views of one app share: settings, metrics, model, topics.
+
+    Attributes:
+        settings: the worker's settings.
+        metrics: the worker's metrics.
+        executor: the single thread that runs the CPU-bound cleaning off the event loop.
+        topics: the four Faust topics by role: ``input``, ``documents``, ``sentences``,
+            ``dead_letter``.
+        model: the language model, once loaded (`readyz` checks it).
+        agent_running: whether the agent's loop is running.
+        send: how the agent publishes a record (`agents.Send`); ``None`` means through the
+            app's producer (`agents.faust_send`). Tests put an in-memory recorder here.
+    """
+
+    settings: WorkerSettings
+    metrics: WorkerMetrics
+    executor: ThreadPoolExecutor
+    topics: dict[str, Any]
+    model: LanguageModel | None = None
+    agent_running: bool = False
+    send: Send | None = None
+
+    @property
+    def worker_version(self) -> str:
+        return __version__
+
+
+# app -> its runtime; a Faust App takes no new attributes cleanly, and tests build several apps
+_RUNTIMES: dict[int, WorkerRuntime] = {}
+
+
+def runtime_of(app: faust.App) -> WorkerRuntime:
+    """The `WorkerRuntime` of an app made by `create_app`."""
+    return _RUNTIMES[id(app)]
+
+
+def broker_urls(kafka: KafkaSettings) -> list[str]:
+    """Faust's broker URLs (``kafka://host:port``) for the bootstrap servers."""
+    return [f"kafka://{server}" for server in kafka.bootstrap_servers]
+
+
+def broker_credentials(kafka: KafkaSettings) -> Any:
+    """Faust credentials for the SASL/SSL settings, or ``None`` for PLAINTEXT."""
+    import faust
+
+    if kafka.security_protocol == "PLAINTEXT":
+        return None
+    if kafka.security_protocol == "SSL":
+        return faust.SSLCredentials(kafka.ssl_context())
+    return faust.SASLCredentials(
+        username=kafka.sasl_username,
+        password=kafka.sasl_password,
+        # SASLCredentials picks SASL_SSL when given a context, SASL_PLAINTEXT without
+        ssl_context=kafka.ssl_context() if kafka.uses_tls else None,
+        mechanism=kafka.sasl_mechanism,
+    )
+
+
+def create_app(settings: WorkerSettings | None = None) -> faust.App:
+    """The Faust app of the worker, with its topics, the `clean_raw_pages` agent and views.
+
+    The topics use raw serializers: keys and values are bytes in and bytes out, encoded by
+    `records`. Faust creates no topic (``topic_allow_declare=False``) and runs no leader
+    election (``topic_disable_leader=True``), so the only topics it touches are the four.
+
+    Args:
+        settings: the worker's settings; `WorkerSettings.from_env` when ``None``.
+
+    Returns:
+        The app, not started: run it with `run_worker` or ``faust -A ... worker``.
+    """
+    import faust
+
+    from . import agents, views
+
+    settings = WorkerSettings.from_env() if settings is None else settings
+    datadir = settings.datadir or os.path.join(
+        tempfile.gettempdir(), f"stream-cleaner-{settings.group_id}-data"
+    )
+    app = faust.App(
+        settings.group_id,
+        broker=broker_urls(settings.kafka),
+        broker_credentials=broker_credentials(settings.kafka),
+        broker_session_timeout=settings.session_timeout_seconds,
+        broker_heartbeat_interval=settings.heartbeat_interval_seconds,
+        broker_request_timeout=settings.request_timeout_seconds,
+        broker_commit_interval=settings.commit_interval_seconds,
+        consumer_max_fetch_size=settings.max_message_bytes,
+        producer_max_request_size=settings.max_message_bytes,
+        # input produced before the first worker of a group started is cleaned too
+        consumer_auto_offset_reset="earliest",
+        producer_acks=-1,  # acknowledged = written to every in-sync replica
+        topic_allow_declare=False,
+        topic_disable_leader=True,
+        web_enabled=True,
+        web_bind=settings.web_host,
+        web_host=settings.web_host,
+        web_port=settings.web_port,
+        datadir=datadir,
+        autodiscover=False,
+    )
+    topic_args = {"key_serializer": "raw", "value_serializer": "raw"}
+    topics = {
+        "input": app.topic(settings.input_topic, **topic_args),
+        "documents": app.topic(settings.documents_topic, **topic_args),
+        "sentences": app.topic(settings.sentence_scores_topic, **topic_args),
+        "dead_letter": app.topic(settings.dead_letter_topic, **topic_args),
+    }
+    runtime = WorkerRuntime(
+        settings=settings,
+        metrics=WorkerMetrics(),
+        executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="stream-cleaner-clean"),
+        topics=topics,
+    )
+    _RUNTIMES[id(app)] = runtime
+    _add_faust_sensors(app, runtime)
+    agents.register_agents(app, runtime)
+    views.register_views(app, runtime)
+    return app
+
+
+def _add_faust_sensors(app: faust.App, runtime: WorkerRuntime) -> None:
+    """Faust's own Prometheus sensors, in the worker's registry under ``stream_cleaner_faust_``.
+
+    They add what the worker cannot see itself: events and sends per topic, commit and
+    rebalance latencies, and per input partition the end offset and the committed offset
+    (``..._topic_partition_end_offset`` minus ``..._topic_partition_offset_commited`` is the
+    consumer lag). Faust names and units are its own (latencies in milliseconds).
+    """
+    from faust.sensors.prometheus import FaustMetrics, PrometheusMonitor
+
+    registry = runtime.metrics.registry
+    app.monitor = PrometheusMonitor(metrics=FaustMetrics.create(registry, FAUST_METRICS_PREFIX))
+
+
+def run_worker(app: faust.App, *, loglevel: str = "info") -> int:
+    """Run the app as a Faust worker until SIGTERM or SIGINT; returns the exit code.
+
+    Faust handles the signals: it stops the agent (its unacknowledged batch is not
+    committed and will be cleaned again by the next owner of its partitions), commits the
+    acknowledged offsets, leaves the group and stops the web server.
+    """
+    import faust
+
+    worker = faust.Worker(app, loglevel=loglevel, quiet=True)
+    try:
+        worker.execute_from_commandline()
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        runtime_of(app).executor.shutdown(wait=False, cancel_futures=True)
+    return 0  # pragma: no cover - execute_from_commandline always raises SystemExit
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the app of `WorkerSettings.from_env`, built on first use (``faust -A``)."""
+    if name == "app":
+        global app
+        app = create_app()
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,60 @@
+"""The worker's web pages: ``/metrics``, ``/healthz`` and ``/readyz``, served by Faust's web server.
+
+- ``/metrics``: the worker's Prometheus registry (`metrics.WorkerMetrics`) in the text format.
+- ``/healthz``: liveness, 200 whenever the web server answers, i.e. the process and its event
+  loop run. A loop starved by CPU work would stop answering, which is what liveness is for.
+- ``/readyz``: readiness, 200 when the language model is loaded, the agent's loop is running
+  and the consumer service has started; it has then either an assignment or is waiting for
+  one (a group with more workers than partitions leaves some idle, and they are still
+  ready). 503 otherwise. The JSON body shows each check and the assigned partitions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .metrics import CONTENT_TYPE
+
+if TYPE_CHECKING:
+    import faust
+
+    from .app import WorkerRuntime
+
+
+def readiness(app: faust.App, runtime: WorkerRuntime) -> dict[str, Any]:
+    """The readiness checks, with ``ready`` set when all pass."""
+    consumer = getattr(app, "_consumer", None)  # never create a consumer just to look at it
+    consumer_started = bool(consumer is not None and consumer.started and not consumer.should_stop)
+    assigned = len(consumer.assignment()) if consumer_started else 0
+    checks = {
+        "model_loaded": runtime.model is not None,
+        "agent_running": runtime.agent_running,
+        "consumer_started": consumer_started,
+    }
+    return {
+        "ready": all(checks.values()),
+        **checks,
+        "assigned_partitions": assigned,
+        "rebalancing": bool(getattr(app, "rebalancing", False)),
+    }
+
+
+def register_views(app: faust.App, runtime: WorkerRuntime) -> None:
+    """Add the three pages to ``app``'s web server."""
+
+    @app.page("/metrics")
+    async def metrics(view: faust.web.View, request: faust.web.Request) -> faust.web.Response:
+        from aiohttp import web  # Faust's web driver; its helpers refuse a charset here
+
+        return web.Response(
+            body=runtime.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE}
+        )
+
+    @app.page("/healthz")
+    async def healthz(view: faust.web.View, request: faust.web.Request) -> faust.web.Response:
+        return view.json({"alive": True})
+
+    @app.page("/readyz")
+    async def readyz(view: faust.web.View, request: faust.web.Request) -> faust.web.Response:
+        state = readiness(app, runtime)
+        return view.json(state, status=200 if state["ready"] else 503)

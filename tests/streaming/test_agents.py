@@ -1,0 +1,168 @@
+"""The agent's wiring in memory: Faust's ``test_context``, no broker.
+
+The output topics are replaced by recorders whose sends complete at once, so these tests see
+what the agent publishes and when it acknowledges; the broker tests show the real thing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import Any
+
+import orjson
+import pytest
+
+from stream_cleaner.settings import CleanerSettings
+from stream_cleaner.streaming import agents
+from stream_cleaner.streaming.app import WorkerSettings, create_app, runtime_of
+from stream_cleaner.streaming.records import InputMessage, OutputRecord
+
+from ..conftest import DATA
+
+pytest.importorskip("faust")
+
+PAGE = b"<html><body><p>A river is a natural stream of water.</p><p>Rivers flow.</p></body></html>"
+
+
+class Recorder:
+    """Stands for the output topics: keeps what is sent, acknowledges at once or never."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.sent: dict[str, list[OutputRecord]] = defaultdict(list)
+        self.fail = fail
+
+    async def __call__(self, role: str, record: OutputRecord) -> asyncio.Future[Any]:
+        self.sent[role].append(record)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.fail:
+            future.set_exception(RuntimeError("broker said no"))
+        else:
+            future.set_result(None)
+        return future
+
+
+def _settings() -> WorkerSettings:
+    cleaner = CleanerSettings(model_path=str(DATA / "tiny.arpa"), max_sentence_perplexity=1e9)
+    return WorkerSettings(cleaner=cleaner, batch_size=4, batch_within_seconds=0.05, web_port=6066)
+
+
+def _outputs(app: Any) -> Recorder:
+    recorder = Recorder()
+    runtime_of(app).send = recorder
+    return recorder
+
+
+async def _wait(predicate: Any, seconds: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+def test_agent_publishes_documents_sentences_and_dead_letters():
+    app = create_app(_settings())
+    outputs = _outputs(app)
+    agent = app.agents[agents.AGENT_NAME]
+
+    async def run() -> None:
+        async with agent.test_context() as ctx:
+            await ctx.put(PAGE, key=b"doc-1", headers=[("content-type", b"text/html")])
+            await ctx.put(b"", key=b"doc-2")
+            await ctx.put(b'{"id": "doc-3", "body": ', key=b"doc-3")
+            await _wait(
+                lambda: len(outputs.sent["documents"]) + len(outputs.sent["dead_letter"]) == 3
+            )
+
+    asyncio.run(run())
+    [document] = outputs.sent["documents"]
+    doc = orjson.loads(document.value)
+    assert document.key == b"doc-1"
+    assert doc["n_sentences"] == len(outputs.sent["sentences"]) == 2
+    assert dict(document.headers)["worker-version"]
+    dead = [orjson.loads(record.value) for record in outputs.sent["dead_letter"]]
+    reasons = {d["id"]: d["reason"] for d in dead}
+    assert reasons == {"doc-2": "empty", "doc-3": "invalid_envelope"}
+    metrics = runtime_of(app).metrics
+    assert metrics.documents_received._value.get() == 3
+    assert metrics.documents_cleaned._value.get() == 1
+    assert metrics.documents_dead_lettered.labels("empty")._value.get() == 1
+    assert runtime_of(app).model is not None
+
+
+# --- process_batch without Faust: acknowledgement only after the broker acknowledged ---
+
+
+class FaustLikeMessage:
+    def __init__(self, offset: int, value: bytes) -> None:
+        self.topic, self.partition, self.offset = "in", 0, offset
+        self.key, self.value, self.headers, self.timestamp = f"k{offset}".encode(), value, [], None
+
+
+class Event:
+    def __init__(self, offset: int, value: bytes) -> None:
+        self.message = FaustLikeMessage(offset, value)
+
+
+def _runtime(app: Any) -> Any:
+    runtime = runtime_of(app)
+    runtime.model = agents.load_model_now(runtime.settings.cleaner.model_path)
+    return runtime
+
+
+def test_process_batch_acks_after_every_record_is_acknowledged():
+    app = create_app(_settings())
+    runtime = _runtime(app)
+    order: list[str] = []
+
+    async def send(role: str, record: OutputRecord) -> asyncio.Future[Any]:
+        order.append(f"send {role}")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_later(
+            0.01, lambda: (order.append("acked"), future.set_result(None))
+        )
+        return future
+
+    async def ack(event: Event) -> None:
+        order.append(f"ack {event.message.offset}")
+
+    events = [Event(0, PAGE), Event(1, b"")]
+    outcomes = asyncio.run(agents.process_batch(events, runtime, send=send, ack=ack))
+    assert [o.is_dead_letter for o in outcomes] == [False, True]
+    n_records = sum(len(o.records) for o in outcomes)
+    assert order[: 2 * n_records].count("acked") == n_records  # every ack before the events'
+    assert order[-2:] == ["ack 0", "ack 1"]
+    assert runtime.metrics.in_progress._value.get() == 0
+
+
+def test_process_batch_does_not_ack_when_a_record_is_refused():
+    app = create_app(_settings())
+    runtime = _runtime(app)
+    acked: list[int] = []
+
+    async def ack(event: Event) -> None:
+        acked.append(event.message.offset)
+
+    with pytest.raises(RuntimeError, match="broker said no"):
+        asyncio.run(
+            agents.process_batch([Event(0, PAGE)], runtime, send=Recorder(fail=True), ack=ack)
+        )
+    assert acked == []
+    assert runtime.metrics.publish_failures._value.get() == 1
+    assert runtime.metrics.documents_cleaned._value.get() == 0
+
+
+def test_clean_one_turns_an_exception_into_an_internal_error_dead_letter(monkeypatch):
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(agents, "clean_message", broken)
+    msg = InputMessage(topic="in", partition=3, offset=7, key=b"doc-9", value=PAGE)
+    outcome = agents.clean_one(
+        msg, worker_version="0", settings=CleanerSettings(), model=None, max_bytes=1000
+    )
+    assert outcome.reason == "internal_error"
+    dead = orjson.loads(outcome.dead_letter.value)
+    assert dead["id"] == "doc-9"
+    assert dead["exception"] == "KeyError"
+    assert dead["source"]["offset"] == 7

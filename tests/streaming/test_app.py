@@ -1,0 +1,172 @@
+"""Worker settings, the Faust app they build, the metrics and the views: no broker needed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from stream_cleaner.cli import parse_args
+from stream_cleaner.streaming.app import (
+    WorkerSettings,
+    broker_credentials,
+    broker_urls,
+    create_app,
+    runtime_of,
+)
+from stream_cleaner.streaming.metrics import WorkerMetrics
+from stream_cleaner.streaming.records import InputMessage, clean_message
+from stream_cleaner.streaming.topics import KafkaSettings
+from stream_cleaner.streaming.views import readiness
+
+from ..conftest import DATA
+
+CA_FILE = str(DATA / "test-ca.pem")
+
+
+def test_worker_settings_from_env():
+    settings = WorkerSettings.from_env(
+        {
+            "STREAM_CLEANER_WORKER_GROUP_ID": "cleaners",
+            "STREAM_CLEANER_WORKER_BATCH_SIZE": "32",
+            "STREAM_CLEANER_WORKER_BATCH_WITHIN_SECONDS": "0.25",
+            "STREAM_CLEANER_WORKER_INPUT_TOPIC": "crawl.pages.v2",
+            "STREAM_CLEANER_WORKER_WEB_PORT": "",
+            "STREAM_CLEANER_KAFKA_BOOTSTRAP_SERVERS": "k1:9092,k2:9092",
+            "STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY": "500",
+        }
+    )
+    assert settings.group_id == "cleaners"
+    assert settings.batch_size == 32
+    assert settings.batch_within_seconds == 0.25
+    assert settings.input_topic == "crawl.pages.v2"
+    assert settings.web_port == 6066
+    assert settings.kafka.bootstrap_servers == ("k1:9092", "k2:9092")
+    assert settings.cleaner.max_sentence_perplexity == 500
+    assert settings.topic_specs()[0].name == "crawl.pages.v2"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"batch_size": 0},
+        {"batch_within_seconds": 0},
+        {"web_port": 0},
+        {"group_id": ""},
+        {"heartbeat_interval_seconds": 40.0},
+        {"documents_topic": "crawl.raw-html.v1"},
+    ],
+)
+def test_worker_settings_refuse_bad_values(changes):
+    with pytest.raises(ValueError):
+        WorkerSettings(**changes)
+
+
+def test_broker_urls_and_credentials():
+    pytest.importorskip("faust")
+    import faust
+
+    assert broker_urls(KafkaSettings(bootstrap_servers="a:1,b:2")) == ["kafka://a:1", "kafka://b:2"]
+    assert broker_credentials(KafkaSettings()) is None
+    ssl = broker_credentials(KafkaSettings(security_protocol="SSL", ssl_cafile=CA_FILE))
+    assert isinstance(ssl, faust.SSLCredentials)
+    sasl = broker_credentials(
+        KafkaSettings(
+            security_protocol="SASL_SSL",
+            sasl_mechanism="SCRAM-SHA-256",
+            sasl_username="cleaner",
+            sasl_password="s3cret",
+            ssl_cafile=CA_FILE,
+        )
+    )
+    assert isinstance(sasl, faust.SASLCredentials)
+    assert sasl.protocol.value == "SASL_SSL"
+    assert sasl.mechanism.value == "SCRAM-SHA-256"
+    plain = broker_credentials(
+        KafkaSettings(security_protocol="SASL_PLAINTEXT", sasl_username="u", sasl_password="p")
+    )
+    assert plain.protocol.value == "SASL_PLAINTEXT"
+    assert plain.mechanism.value == "PLAIN"
+
+
+def test_create_app_configures_faust():
+    pytest.importorskip("faust")
+    settings = WorkerSettings(
+        kafka=KafkaSettings(bootstrap_servers="k1:9092"),
+        group_id="g1",
+        web_host="127.0.0.1",
+        web_port=7070,
+        session_timeout_seconds=6,
+        heartbeat_interval_seconds=1,
+    )
+    app = create_app(settings)
+    conf = app.conf
+    assert conf.id == "g1"
+    assert [str(url) for url in conf.broker] == ["kafka://k1:9092"]
+    assert conf.topic_disable_leader is True
+    assert conf.topic_allow_declare is False
+    assert conf.broker_session_timeout == 6
+    assert conf.broker_heartbeat_interval == 1
+    assert (conf.web_bind, conf.web_port) == ("127.0.0.1", 7070)
+    runtime = runtime_of(app)
+    assert {t.get_topic_name() for t in runtime.topics.values()} == set(settings.topic_names)
+    assert list(app.agents) == ["clean_raw_pages"]
+    # not started: not ready, and saying why
+    state = readiness(app, runtime)
+    assert state["ready"] is False
+    assert state["model_loaded"] is False
+
+
+def test_metrics_count_an_outcome(tiny_model):
+    metrics = WorkerMetrics()
+    msg = InputMessage(
+        topic="in",
+        partition=0,
+        offset=1,
+        key=b"doc-1",
+        value=b"<p>A river is a natural stream of water.</p><p>| |</p>",
+    )
+    outcome = clean_message(msg, worker_version="0", model=tiny_model)
+    metrics.observe_received(msg)
+    metrics.observe_outcome(outcome)
+    text = metrics.exposition().decode()
+    assert "stream_cleaner_documents_received_total 1.0" in text
+    assert "stream_cleaner_documents_cleaned_total 1.0" in text
+    assert 'stream_cleaner_documents_dead_lettered_total{reason="empty"} 0.0' in text
+    assert 'stream_cleaner_stage_duration_seconds_count{stage="parse"} 1.0' in text
+    assert f"stream_cleaner_input_bytes_total {float(len(msg.key) + len(msg.value))}" in text
+    kept = outcome.cleaned.n_kept
+    assert f"stream_cleaner_sentences_kept_total {float(kept)}" in text
+
+
+def test_worker_command_options():
+    args = parse_args(
+        [
+            "worker",
+            "--bootstrap-servers",
+            "k:9092",
+            "--group",
+            "g",
+            "--web-port",
+            "7000",
+            "--batch-size",
+            "4",
+            "--no-create-topics",
+            "--max-perplexity",
+            "800",
+        ]
+    )
+    assert (args.group_id, args.web_port, args.batch_size) == ("g", 7000, 4)
+    assert args.no_create_topics is True
+    assert args.max_sentence_perplexity == 800
+
+
+def test_import_and_cli_do_not_import_faust():
+    code = (
+        "import sys, stream_cleaner, stream_cleaner.cli; "
+        "stream_cleaner.cli.parse_args(['worker']); "
+        "print(sorted(m for m in ('faust', 'prometheus_client', 'aiokafka') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

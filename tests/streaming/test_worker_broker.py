@@ -1,0 +1,481 @@
+"""The worker end to end: `stream-cleaner worker` as a subprocess against the real broker.
+
+Good pages and every kind of bad input go in; exactly one cleaned document or one dead letter
+comes out per input id, the sentence records match their documents, the metrics count the
+same, the web pages answer, and SIGTERM stops the worker cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stream_cleaner.streaming.topics import KafkaSettings, create_topics, default_topic_specs
+
+from ..conftest import DATA, REPO
+
+pytestmark = pytest.mark.broker
+
+OUTCOME_SECONDS = 60.0
+STOP_SECONDS = 15.0
+MAX_PAGE_BYTES = 100_000
+CRASH_PAGES = 600
+PARAGRAPHS = (
+    "A river is a natural stream of water that flows towards an ocean, a lake or another river.",
+    "Rivers are part of the water cycle, and most of their water comes from rain and melting snow.",
+    "The water in a river usually flows in a channel between two banks.",
+)
+
+
+def _page(n: int) -> str:
+    paragraphs = "".join(f"<p>{p} Page {n}.</p>" for p in PARAGRAPHS[: 1 + n % 3])
+    return f"<html><head><title>Page {n}</title></head><body>{paragraphs}</body></html>"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def _wait_for(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float) -> bytes:
+    """The body of ``url`` once it answers 200; fails if the worker exits first."""
+    deadline = time.monotonic() + seconds
+    last: object = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the worker exited with {proc.returncode}:\n{_tail(log)}")
+        try:
+            status, body = _get(url)
+        except OSError as exc:
+            last = exc
+        else:
+            if status == 200:
+                return body
+            last = (status, body)
+        time.sleep(0.2)
+    pytest.fail(f"{url} did not answer 200 in {seconds} s (last: {last!r}):\n{_tail(log)}")
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _inputs(input_topic: str) -> list[tuple[bytes | None, bytes | None, list, str | None]]:
+    """(key, value, headers, expected dead-letter reason or None); ids are known from them."""
+    json_header = [("content-type", b"application/json")]
+    html_header = ("content-type", b"text/html; charset=utf-8")
+    out: list[tuple[bytes | None, bytes | None, list, str | None]] = []
+    for n in range(12):
+        envelope = {"id": f"env-{n}", "url": f"https://example.org/env/{n}", "body": _page(n)}
+        out.append((f"env-{n}".encode(), orjson.dumps(envelope), json_header, None))
+    envelope = {
+        "id": "env-b64",
+        "url": "https://example.org/b64",
+        "body_base64": base64.b64encode(_page(99).encode()).decode(),
+    }
+    out.append((b"env-b64", orjson.dumps(envelope), json_header, None))
+    for n in range(12):
+        doc_id = f"raw-{n}".encode()
+        out.append((None, _page(100 + n).encode(), [("id", doc_id), html_header], None))
+    out.append((b"https://example.org/keyed", _page(200).encode(), [html_header], None))
+    out.append((None, b"", [("id", b"empty-1")], "empty"))
+    pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 8
+    out.append((None, pdf, [("id", b"binary-1")], "binary_content"))
+    out.append((None, b'{"id": "bad-json", "body": ', [("id", b"bad-json"), *json_header],
+                "invalid_envelope"))  # fmt: skip
+    big = _page(300).encode() + b"<p>" + b"x" * (MAX_PAGE_BYTES + 10) + b"</p>"
+    out.append((None, big, [("id", b"big-1"), html_header], "too_large"))
+    return out
+
+
+async def _produce(servers: str, topic: str, inputs: list) -> list[str]:
+    """Produce the inputs; returns the id each one should end under."""
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=servers, max_request_size=2 * 2**20)
+    await producer.start()
+    ids = []
+    try:
+        for key, value, headers, _reason in inputs:
+            meta = await producer.send_and_wait(topic, value, key=key, headers=headers)
+            header_id = dict(headers).get("id")
+            if value and value.startswith(b"{") and b"bad-json" not in value:
+                ids.append(orjson.loads(value)["id"])
+            elif header_id:
+                ids.append(header_id.decode())
+            elif key:
+                ids.append(key.decode())
+            else:
+                ids.append(f"kafka:{topic}:{meta.partition}:{meta.offset}")
+        # one page with neither id nor key: its id is where it was read
+        meta = await producer.send_and_wait(topic, _page(400).encode())
+        ids.append(f"kafka:{topic}:{meta.partition}:{meta.offset}")
+    finally:
+        await producer.stop()
+    return ids
+
+
+async def _consume(servers: str, names: dict[str, str], ids: set[str]) -> dict[str, list]:
+    """Read the output topics until every id has an outcome and its sentences (bounded)."""
+    from aiokafka import AIOKafkaConsumer
+
+    outputs = {role: topic for role, topic in names.items() if role != "input"}
+    consumer = AIOKafkaConsumer(
+        *outputs.values(),
+        bootstrap_servers=servers,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=2 * 2**20,
+    )
+    by_topic = {topic: role for role, topic in outputs.items()}
+    out: dict[str, list] = defaultdict(list)
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + OUTCOME_SECONDS
+        while time.monotonic() < deadline:
+            batches = await consumer.getmany(timeout_ms=500)
+            for tp, records in batches.items():
+                for record in records:
+                    out[by_topic[tp.topic]].append(orjson.loads(record.value))
+            if _complete(out, ids):
+                # a little longer, to see duplicates if there were any
+                for tp, records in (await consumer.getmany(timeout_ms=1000)).items():
+                    out[by_topic[tp.topic]].extend(orjson.loads(r.value) for r in records)
+                break
+    finally:
+        await consumer.stop()
+    return out
+
+
+def _complete(out: dict[str, list], ids: set[str]) -> bool:
+    seen = {d["id"] for d in out["documents"]} | {d["id"] for d in out["dead_letter"]}
+    if not ids <= seen:
+        return False
+    # distinct indices: a replayed document publishes its sentences again
+    distinct = {(s["document_id"], s["index"]) for s in out["sentences"]}
+    sentences = Counter(doc_id for doc_id, _ in distinct)
+    return all(sentences[d["id"]] == d["n_sentences"] for d in out["documents"])
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    wanted = name + (
+        "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else ""
+    )
+    for line in text.splitlines():
+        if line.startswith(wanted + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{wanted} not in /metrics")
+
+
+def _create_topics(broker: str, tag: str) -> dict[str, str]:
+    """The four topics under names of this test only, created; {role: name}."""
+    names = {
+        "input": f"w{tag}.crawl.raw-html.v1",
+        "documents": f"w{tag}.clean.documents.v1",
+        "sentences": f"w{tag}.clean.sentence-scores.v1",
+        "dead_letter": f"w{tag}.clean.dead-letter.v1",
+    }
+    specs = default_topic_specs(
+        partitions=4,
+        input_topic=names["input"],
+        documents_topic=names["documents"],
+        sentence_scores_topic=names["sentences"],
+        dead_letter_topic=names["dead_letter"],
+    )
+    create_topics(KafkaSettings(bootstrap_servers=broker), specs)
+    return names
+
+
+def _worker_command(broker: str, names: dict[str, str], port: int, group: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "stream_cleaner",
+        "worker",
+        "--bootstrap-servers",
+        broker,
+        "--web-host",
+        "127.0.0.1",
+        "--web-port",
+        str(port),
+        "--group",
+        group,
+        "--input-topic",
+        names["input"],
+        "--documents-topic",
+        names["documents"],
+        "--sentence-scores-topic",
+        names["sentences"],
+        "--dead-letter-topic",
+        names["dead_letter"],
+        "--no-create-topics",
+        "--model",
+        str(DATA / "tiny.arpa"),
+        "--max-perplexity",
+        "1e9",
+        "--max-page-bytes",
+        str(MAX_PAGE_BYTES),
+        "--batch-size",
+        "8",
+        "--batch-within",
+        "0.2",
+        "--session-timeout",
+        "6",
+        "--heartbeat-interval",
+        "1",
+        "--loglevel",
+        "warning",
+    ]
+
+
+def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex[:8]
+    names = _create_topics(broker, tag)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "worker.log"
+    command = _worker_command(broker, names, port, f"g{tag}")
+    inputs = _inputs(names["input"])
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path)
+        )
+    try:
+        ids = asyncio.run(_produce(broker, names["input"], inputs))
+        assert len(set(ids)) == len(ids) == len(inputs) + 1
+        expected_reasons = {i: reason for i, (*_, reason) in zip(ids, inputs, strict=False)}
+        expected_reasons[ids[-1]] = None
+        _wait_for(f"{base}/readyz", proc, log, OUTCOME_SECONDS)
+
+        out = asyncio.run(_consume(broker, names, set(ids)))
+        assert _complete(out, set(ids)), _tail(log)
+        outcomes = Counter(d["id"] for d in out["documents"]) + Counter(
+            d["id"] for d in out["dead_letter"]
+        )
+        assert set(outcomes) == set(ids)
+        assert set(outcomes.values()) == {1}, "an input has more than one outcome"
+        reasons = {d["id"]: d["reason"] for d in out["dead_letter"]}
+        assert reasons == {i: r for i, r in expected_reasons.items() if r is not None}
+        for doc in out["documents"]:
+            sentences = sorted(
+                (s for s in out["sentences"] if s["document_id"] == doc["id"]),
+                key=lambda s: s["index"],
+            )
+            assert [s["index"] for s in sentences] == list(range(doc["n_sentences"]))
+            assert sum(s["kept"] for s in sentences) == doc["n_kept"]
+            assert doc["n_sentences"] >= 1
+            assert doc["text"]
+        keyed = next(d for d in out["documents"] if d["id"] == "https://example.org/keyed")
+        assert keyed["url"] == "https://example.org/keyed"
+        big = next(d for d in out["dead_letter"] if d["id"] == "big-1")
+        assert big["payload"]["size"] > MAX_PAGE_BYTES
+        assert big["source"]["topic"] == names["input"]
+
+        n_docs, n_dead = len(out["documents"]), len(out["dead_letter"])
+        deadline = time.monotonic() + 10
+        while True:  # counters move after the acknowledgement, a moment after the records
+            text = _get(f"{base}/metrics")[1].decode()
+            if _metric(text, "stream_cleaner_documents_cleaned_total") == n_docs or (
+                time.monotonic() > deadline
+            ):
+                break
+            time.sleep(0.2)
+        assert _metric(text, "stream_cleaner_documents_received_total") == len(ids)
+        assert _metric(text, "stream_cleaner_documents_cleaned_total") == n_docs
+        for reason in ("empty", "binary_content", "invalid_envelope", "too_large"):
+            assert _metric(text, "stream_cleaner_documents_dead_lettered_total", reason=reason) == 1
+        assert _metric(text, "stream_cleaner_sentences_kept_total") == sum(
+            d["n_kept"] for d in out["documents"]
+        )
+        assert n_dead == 4
+        assert _metric(text, "stream_cleaner_documents_in_progress") == 0
+        assert _metric(text, "stream_cleaner_model_loaded") == 1
+        assert _metric(text, "stream_cleaner_stage_duration_seconds_count", stage="publish") >= 1
+
+        # Faust's own sensors, in the same registry: offsets of the input partitions
+        end_offsets = [
+            line
+            for line in text.splitlines()
+            if line.startswith("stream_cleaner_faust_topic_partition_end_offset{")
+        ]
+        assert end_offsets
+        assert all(f'topic="{names["input"]}"' in line for line in end_offsets)
+
+        status, body = _get(f"{base}/healthz")
+        assert status == 200
+        status, body = _get(f"{base}/readyz")
+        assert status == 200, body
+        ready = json.loads(body)
+        assert ready["model_loaded"] and ready["consumer_started"]
+        assert ready["assigned_partitions"] == 4
+
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=STOP_SECONDS)
+        assert code == 0, _tail(log)
+        assert time.monotonic() - started < STOP_SECONDS
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_worker_killed_mid_run_loses_nothing(broker: str, tmp_path: Path) -> None:
+    """kill -9 while pages are in flight, start again: every page still gets its outcome.
+
+    Duplicates are allowed (at-least-once) and must be byte-identical replays.
+    """
+    tag = uuid.uuid4().hex[:8]
+    names = _create_topics(broker, tag)
+    samples = sorted((REPO / "stream_cleaner" / "samples").glob("*.html"))
+    pages = [samples[n % len(samples)].read_bytes() for n in range(CRASH_PAGES)]
+    inputs = [
+        (None, page, [("id", f"page-{n}".encode()), ("content-type", b"text/html")], None)
+        for n, page in enumerate(pages)
+    ]
+    ids = [f"page-{n}" for n in range(CRASH_PAGES)]
+    group = f"g{tag}"
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        asyncio.run(_produce_only(broker, names["input"], inputs))
+        port = _free_port()
+        log = tmp_path / "worker-1.log"
+        with log.open("wb") as log_file:
+            procs.append(
+                subprocess.Popen(
+                    _worker_command(broker, names, port, group),
+                    cwd=tmp_path,
+                    stdout=log_file,
+                    stderr=subprocess.STDOUT,
+                    env=_env(tmp_path),
+                )
+            )
+        deadline = time.monotonic() + OUTCOME_SECONDS
+        received = 0.0
+        while received < CRASH_PAGES // 10:
+            assert time.monotonic() < deadline, _tail(log)
+            assert procs[0].poll() is None, _tail(log)
+            try:
+                text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+                received = _metric(text, "stream_cleaner_documents_received_total")
+            except (OSError, AssertionError):
+                pass
+            time.sleep(0.05)
+        procs[0].kill()  # SIGKILL: no commit, no leaving the group
+        procs[0].wait()
+        cleaned_before = _metric(text, "stream_cleaner_documents_cleaned_total")
+
+        log = tmp_path / "worker-2.log"
+        port = _free_port()
+        with log.open("wb") as log_file:
+            procs.append(
+                subprocess.Popen(
+                    _worker_command(broker, names, port, group),
+                    cwd=tmp_path,
+                    stdout=log_file,
+                    stderr=subprocess.STDOUT,
+                    env=_env(tmp_path),
+                )
+            )
+        out = asyncio.run(_consume(broker, names, set(ids)))
+        assert _complete(out, set(ids)), _tail(log)
+        assert out["dead_letter"] == []
+        documents: dict[str, list] = defaultdict(list)
+        for doc in out["documents"]:
+            documents[doc["id"]].append(doc)
+        assert set(documents) == set(ids)
+        for copies in documents.values():
+            assert all(copy == copies[0] for copy in copies), "a replay is not identical"
+        assert cleaned_before < CRASH_PAGES, "the worker finished before it was killed"
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_worker_stops_and_commits_nothing_when_a_record_cannot_be_published(
+    broker: str, tmp_path: Path
+) -> None:
+    """A record the producer refuses: the worker exits 1, and no input offset is committed."""
+    tag = uuid.uuid4().hex[:8]
+    names = _create_topics(broker, tag)
+    group = f"g{tag}"
+    inputs = [
+        (None, _page(n).encode() * 20, [("id", f"page-{n}".encode())], None) for n in range(400)
+    ]
+    asyncio.run(_produce_only(broker, names["input"], inputs))
+    log = tmp_path / "worker.log"
+    # every cleaned document's record is larger than the producer may send
+    command = [*_worker_command(broker, names, _free_port(), group), "--max-message-bytes", "2000"]
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path)
+        )
+    try:
+        code = proc.wait(timeout=OUTCOME_SECONDS)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 1, _tail(log)
+    assert "a batch failed, stopping the worker" in log.read_text(errors="replace")
+    assert asyncio.run(_committed(broker, group, names["input"])) == [None] * 4
+
+
+async def _committed(servers: str, group: str, topic: str) -> list[int | None]:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=servers, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        return [await consumer.committed(TopicPartition(topic, p)) for p in range(4)]
+    finally:
+        await consumer.stop()
+
+
+async def _produce_only(servers: str, topic: str, inputs: list) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=servers, max_request_size=2 * 2**20)
+    await producer.start()
+    try:
+        futures = [
+            await producer.send(topic, value, key=key, headers=headers)
+            for key, value, headers, _ in inputs
+        ]
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["STREAM_CLEANER_WORKER_DATADIR"] = str(tmp_path / "faust-data")
+    return env
