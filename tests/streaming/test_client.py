@@ -1,4 +1,5 @@
 import asyncio
+import json
 import uuid
 
 import pytest
@@ -81,3 +82,53 @@ def test_tail_refuses_a_missing_topic_without_creating_it(broker):
     with pytest.raises(RuntimeError, match="does not exist"):
         asyncio.run(tail_async(settings, "no-such-topic-here", print, idle_seconds=0.5))
     assert "no-such-topic-here" not in describe_topics(settings, ["no-such-topic-here"])
+
+
+@pytest.mark.broker
+def test_produce_and_tail_commands(broker, capsysbinary):
+    from stream_cleaner.cli import main
+
+    topic = f"test-{uuid.uuid4().hex[:8]}.cli.v1"
+    settings = KafkaSettings(bootstrap_servers=(broker,))
+    create_topics(
+        settings,
+        [
+            TopicSpec(
+                topic,
+                partitions=2,
+                replication_factor=1,
+                retention_ms=3_600_000,
+                max_message_bytes=None,
+            )
+        ],
+    )
+    assert (
+        main(
+            [
+                "produce",
+                str(SAMPLES),
+                "--bootstrap-servers",
+                broker,
+                "--topic",
+                topic,
+                "--form",
+                "raw",
+            ]
+        )
+        == 0
+    )
+    assert b"pages" in capsysbinary.readouterr().err
+    assert main(["tail", topic, "--bootstrap-servers", broker, "--max", "3"]) == 0
+    lines = capsysbinary.readouterr().out.splitlines()
+    assert len(lines) == 3
+    assert all(json.loads(line)["headers"]["id"] for line in lines)
+
+
+@pytest.mark.broker
+def test_stack_command_cleans_the_samples_end_to_end(capsys):
+    from stream_cleaner.cli import main
+
+    assert main(["stack", "--timeout", "90"]) == 0
+    out = capsys.readouterr().out
+    assert "6 produced, 6 cleaned, 0 dead letters (none), 0 without an outcome" in out
+    assert "metrics     http://127.0.0.1:" in out

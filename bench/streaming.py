@@ -1,0 +1,151 @@
+"""End-to-end throughput of the streaming worker through a real broker, against the core.
+
+In one run on this machine: the core's own single-process rate on the CleanEval test pages;
+then, for 1 and 2 worker processes in one consumer group, a fresh Tansu broker, the topics,
+the workers, all pages produced at once, and the time until the last outcome. Prints
+documents/s, the share of the core's rate per process, end-to-end latency percentiles (from
+the input record's timestamp to the output record's) and each worker's RSS.
+
+    .venv/bin/python bench/streaming.py [--limit N] [--workers 1,2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from data import load_cleaneval
+
+from stream_cleaner import RawDocument, clean_document
+from stream_cleaner.io import Source
+from stream_cleaner.lm import load_model
+from stream_cleaner.streaming.client import produce_async
+from stream_cleaner.streaming.stack import (
+    free_port,
+    http_ok,
+    running,
+    tansu_broker,
+    wait_for,
+    worker_state,
+)
+from stream_cleaner.streaming.topics import (
+    DEAD_LETTER_TOPIC,
+    DOCUMENTS_TOPIC,
+    RAW_HTML_TOPIC,
+    KafkaSettings,
+    create_topics,
+    default_topic_specs,
+)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def record_times(
+    settings: KafkaSettings, expected: int, timeout: float
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Timestamps (ms) by document id of the inputs and of their outcomes (documents or dead
+    letters), read until ``expected`` outcomes came."""
+    from aiokafka import AIOKafkaConsumer
+
+    consumer = AIOKafkaConsumer(
+        RAW_HTML_TOPIC, DOCUMENTS_TOPIC, DEAD_LETTER_TOPIC, **settings.client_kwargs(),
+        group_id=None, auto_offset_reset="earliest", enable_auto_commit=False,
+        fetch_max_bytes=64 * 1024 * 1024, max_partition_fetch_bytes=16 * 1024 * 1024,
+    )  # fmt: skip
+    inputs: dict[str, int] = {}
+    outcomes: dict[str, int] = {}
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while len(outcomes) < expected and time.monotonic() < deadline:
+            for records in (await consumer.getmany(timeout_ms=500)).values():
+                for record in records:
+                    seen = inputs if record.topic == RAW_HTML_TOPIC else outcomes
+                    seen.setdefault(record.key.decode(), record.timestamp)
+    finally:
+        await consumer.stop()
+    return inputs, outcomes
+
+
+def run_workers(sources: list[Source], n_workers: int, tmp: Path) -> dict[str, float]:
+    with ExitStack() as stack:
+        address = stack.enter_context(tansu_broker(tmp / f"broker-{n_workers}.log"))
+        settings = KafkaSettings(bootstrap_servers=address)
+        create_topics(settings, default_topic_specs(partitions=4, replication_factor=1))
+        workers = []
+        bases: list[str] = []
+        for i in range(n_workers):
+            web = free_port()
+            proc = stack.enter_context(running(
+                [sys.executable, "-m", "stream_cleaner", "worker", "--bootstrap-servers",
+                 address, "--no-create-topics", "--web-host", "127.0.0.1",
+                 "--web-port", str(web)], tmp / f"worker-{n_workers}-{i}.log"))  # fmt: skip
+            wait_for(lambda web=web: http_ok(f"http://127.0.0.1:{web}/readyz"), "worker", 90, proc)
+            workers.append(proc)
+            bases.append(f"http://127.0.0.1:{web}")
+        # the clock starts once the group has handed out every partition
+        wait_for(
+            lambda: sum(worker_state(b).get("assigned_partitions", 0) for b in bases) == 4
+            and not any(worker_state(b).get("rebalancing") for b in bases),
+            "group join", 120, workers[0],
+        )  # fmt: skip
+        asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
+        inputs, outcomes = asyncio.run(record_times(settings, len(sources), timeout=600))
+        latencies = sorted(t - inputs[i] for i, t in outcomes.items() if i in inputs)
+        elapsed = (max(outcomes.values()) - min(inputs.values())) / 1000
+        return {
+            "outcomes": len(outcomes),
+            "seconds": elapsed,
+            "docs_per_second": len(outcomes) / elapsed,
+            "p50_ms": statistics.median(latencies),
+            "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+            "rss_mb": max(rss_mb(w.pid) for w in workers),
+        }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, help="use only the first N CleanEval test pages")
+    parser.add_argument("--workers", default="1,2", help="worker process counts to run")
+    args = parser.parse_args(argv)
+    pages = load_cleaneval("test")[: args.limit]
+    sources = [Source(RawDocument(body=p.raw, id=p.name, url=p.url), origin=p.name)
+               for p in pages]  # fmt: skip
+    model = load_model()
+    for page in pages[:20]:
+        clean_document(page.raw, model=model)
+    started = time.perf_counter()
+    for page in pages:
+        clean_document(page.raw, model=model)
+    core_rate = len(pages) / (time.perf_counter() - started)
+    print(f"CleanEval test, {len(pages)} pages; core, one process: {core_rate:.1f} pages/s\n")
+    print(
+        "| worker processes | outcomes | seconds | documents/s | per process vs core "
+        "| p50 latency | p99 latency | worker RSS |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (int(x) for x in args.workers.split(",")):
+            r = run_workers(sources, n, Path(tmp))
+            print(f"| {n} | {r['outcomes']} | {r['seconds']:.1f} | {r['docs_per_second']:.1f} "
+                  f"| {r['docs_per_second'] / n / core_rate:.0%} | {r['p50_ms'] / 1000:.2f} s "
+                  f"| {r['p99_ms'] / 1000:.2f} s | {r['rss_mb']:.0f} MB |")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
