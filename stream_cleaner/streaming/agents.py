@@ -148,6 +148,9 @@ async def publish(outcomes: Sequence[Outcome], send: Send) -> int:
         then not be acknowledged.
     """
     pending = [await send(role, record) for outcome in outcomes for role, record in route(outcome)]
+    flush = getattr(send, "flush", None)
+    if flush is not None:
+        await flush()  # a batching Send queues records until flushed
     # gather: every record must be acknowledged; the first failure is raised after all settle
     results = await asyncio.gather(*pending, return_exceptions=True)
     for result in results:
@@ -202,23 +205,88 @@ async def process_batch(
         metrics.in_progress.dec(len(messages))
 
 
-def faust_send(app: faust.App, runtime: WorkerRuntime) -> Send:
-    """The `Send` that writes to the runtime's topics through the app's producer.
+class BatchSend:
+    """A `Send` that writes records in batches, one per topic and partition, straight to the
+    aiokafka producer under Faust's.
 
-    It calls the producer directly rather than ``Topic.send``: the records are bytes
-    already, and skipping Faust's per-message envelope cut the publish time of 2,000 pages
-    (147,000 records, sentences included) from 41 s to 10 s on the test machine. Faust's
-    producer is still the one used, so its settings, sensors and shutdown flush apply.
+    Per-record sends cost about 70 µs each in the worker (Faust's producer, then aiokafka's
+    accumulator); a page of 200 sentences made publishing as slow as cleaning. Records are
+    appended to aiokafka batch builders (about 5 µs each) and `flush` hands the batches to
+    the producer. Partitions are chosen by aiokafka's default partitioner (murmur2 of the key,
+    as Kafka's Java client), so a document's sentences stay together and in order. Faust's
+    producer is still the one started, configured and flushed on shutdown.
     """
-    names = {role: topic.get_topic_name() for role, topic in runtime.topics.items()}
 
-    async def send(role: str, record: OutputRecord) -> Awaitable[Any]:
-        # an asyncio future of the RecordMetadata, done once the broker acknowledged
-        return await app.producer.send(
-            names[role], record.key, record.value, None, None, list(record.headers)
-        )
+    def __init__(self, app: faust.App, names: dict[str, str]) -> None:
+        from aiokafka.partitioner import DefaultPartitioner
 
-    return send
+        self.app = app
+        self.names = names
+        self.partitioner = DefaultPartitioner()
+        self.partitions: dict[str, list[int]] = {}
+        self.open: dict[tuple[str, int], Any] = {}
+        self.waiters: dict[tuple[str, int], list[asyncio.Future[Any]]] = {}
+
+    def _producer(self) -> Any:
+        producer = self.app.producer._producer  # aiokafka's, under Faust's Producer
+        if producer is None:
+            raise RuntimeError("the producer is not started")
+        return producer
+
+    async def __call__(self, role: str, record: OutputRecord) -> Awaitable[Any]:
+        producer = self._producer()
+        topic = self.names[role]
+        partitions = self.partitions.get(topic)
+        if partitions is None:
+            partitions = self.partitions[topic] = sorted(await producer.partitions_for(topic))
+        slot = (topic, self.partitioner(record.key, partitions, partitions))
+        batch = self.open.get(slot)
+        if batch is None:
+            batch = self.open[slot] = producer.create_batch()
+        headers = list(record.headers)
+        # the size check of producer.send, which batches skip: a record over the limit fails
+        producer._serialize(record.key, record.value, headers)
+        if (
+            batch.append(key=record.key, value=record.value, timestamp=None, headers=headers)
+            is None
+        ):
+            await self._send(slot)  # full: an empty batch always takes one record
+            batch = self.open[slot] = producer.create_batch()
+            batch.append(key=record.key, value=record.value, timestamp=None, headers=headers)
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.waiters.setdefault(slot, []).append(waiter)
+        return waiter
+
+    async def flush(self) -> None:
+        """Hand every open batch to the producer; the records' futures complete on ack."""
+        for slot in list(self.open):
+            await self._send(slot)
+
+    async def _send(self, slot: tuple[str, int]) -> None:
+        batch = self.open.pop(slot)
+        waiters = self.waiters.pop(slot, [])
+        batch.close()
+        try:
+            sent = await self._producer().send_batch(batch, slot[0], partition=slot[1])
+        except Exception as exc:  # the records' waiters carry the failure
+            for waiter in waiters:
+                waiter.set_exception(exc)
+            return
+
+        def settle(done: asyncio.Future[Any]) -> None:
+            error = done.exception()
+            for waiter in waiters:
+                if error is not None:
+                    waiter.set_exception(error)
+                else:
+                    waiter.set_result(done.result())
+
+        sent.add_done_callback(settle)
+
+
+def faust_send(app: faust.App, runtime: WorkerRuntime) -> Send:
+    """The `Send` that writes to the runtime's topics through the app's producer, in batches."""
+    return BatchSend(app, {role: topic.get_topic_name() for role, topic in runtime.topics.items()})
 
 
 def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:

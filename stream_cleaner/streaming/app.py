@@ -265,6 +265,8 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         broker_commit_interval=settings.commit_interval_seconds,
         consumer_max_fetch_size=settings.max_message_bytes,
         producer_max_request_size=settings.max_message_bytes,
+        # the agent fills batches itself (agents.BatchSend): larger batches, fewer requests
+        producer_max_batch_size=256 * 1024,
         # input produced before the first worker of a group started is cleaned too
         consumer_auto_offset_reset="earliest",
         producer_acks=-1,  # acknowledged = written to every in-sync replica
