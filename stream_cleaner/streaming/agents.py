@@ -148,15 +148,17 @@ async def publish(outcomes: Sequence[Outcome], send: Send) -> int:
         then not be acknowledged.
     """
     pending = [await send(role, record) for outcome in outcomes for role, record in route(outcome)]
+    n_records = len(pending)
     flush = getattr(send, "flush", None)
     if flush is not None:
         await flush()  # a batching Send queues records until flushed
+        pending = list({id(f): f for f in pending}.values())  # one future per batch
     # gather: every record must be acknowledged; the first failure is raised after all settle
     results = await asyncio.gather(*pending, return_exceptions=True)
     for result in results:
         if isinstance(result, BaseException):
             raise result
-    return len(pending)
+    return n_records
 
 
 async def process_batch(
@@ -224,8 +226,10 @@ class BatchSend:
         self.names = names
         self.partitioner = DefaultPartitioner()
         self.partitions: dict[str, list[int]] = {}
-        self.open: dict[tuple[str, int], Any] = {}
-        self.waiters: dict[tuple[str, int], list[asyncio.Future[Any]]] = {}
+        # (topic, key) -> partition until the next flush: murmur2 is pure Python, and a
+        # document's sentence records all share its key
+        self.key_partition: dict[tuple[str, bytes | None], int] = {}
+        self.open: dict[tuple[str, int], tuple[Any, asyncio.Future[Any]]] = {}
 
     def _producer(self) -> Any:
         producer = self.app.producer._producer  # aiokafka's, under Faust's Producer
@@ -234,52 +238,54 @@ class BatchSend:
         return producer
 
     async def __call__(self, role: str, record: OutputRecord) -> Awaitable[Any]:
+        """Queue one record; the returned future is its batch's, done when the broker acked."""
         producer = self._producer()
         topic = self.names[role]
-        partitions = self.partitions.get(topic)
-        if partitions is None:
-            partitions = self.partitions[topic] = sorted(await producer.partitions_for(topic))
-        slot = (topic, self.partitioner(record.key, partitions, partitions))
-        batch = self.open.get(slot)
-        if batch is None:
-            batch = self.open[slot] = producer.create_batch()
+        partition = self.key_partition.get((topic, record.key))
+        if partition is None:
+            partitions = self.partitions.get(topic)
+            if partitions is None:
+                partitions = self.partitions[topic] = sorted(await producer.partitions_for(topic))
+            partition = self.partitioner(record.key, partitions, partitions)
+            self.key_partition[topic, record.key] = partition
+        slot = (topic, partition)
         headers = list(record.headers)
         # the size check of producer.send, which batches skip: a record over the limit fails
         producer._serialize(record.key, record.value, headers)
-        if (
-            batch.append(key=record.key, value=record.value, timestamp=None, headers=headers)
+        entry = self.open.get(slot)
+        if entry is None or (
+            entry[0].append(key=record.key, value=record.value, timestamp=None, headers=headers)
             is None
         ):
-            await self._send(slot)  # full: an empty batch always takes one record
-            batch = self.open[slot] = producer.create_batch()
-            batch.append(key=record.key, value=record.value, timestamp=None, headers=headers)
-        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.waiters.setdefault(slot, []).append(waiter)
-        return waiter
+            if entry is not None:
+                await self._send(slot)  # full; an empty batch always takes one record
+            entry = self.open[slot] = (
+                producer.create_batch(),
+                asyncio.get_running_loop().create_future(),
+            )
+            entry[0].append(key=record.key, value=record.value, timestamp=None, headers=headers)
+        return entry[1]
 
     async def flush(self) -> None:
-        """Hand every open batch to the producer; the records' futures complete on ack."""
+        """Hand every open batch to the producer; their futures complete on ack."""
         for slot in list(self.open):
             await self._send(slot)
+        self.key_partition.clear()
 
     async def _send(self, slot: tuple[str, int]) -> None:
-        batch = self.open.pop(slot)
-        waiters = self.waiters.pop(slot, [])
+        batch, waiter = self.open.pop(slot)
         batch.close()
         try:
             sent = await self._producer().send_batch(batch, slot[0], partition=slot[1])
-        except Exception as exc:  # the records' waiters carry the failure
-            for waiter in waiters:
-                waiter.set_exception(exc)
+        except Exception as exc:  # the batch's future carries the failure
+            waiter.set_exception(exc)
             return
 
         def settle(done: asyncio.Future[Any]) -> None:
-            error = done.exception()
-            for waiter in waiters:
-                if error is not None:
-                    waiter.set_exception(error)
-                else:
-                    waiter.set_result(done.result())
+            if done.exception() is not None:
+                waiter.set_exception(done.exception())  # type: ignore[arg-type]
+            else:
+                waiter.set_result(done.result())
 
         sent.add_done_callback(settle)
 
