@@ -479,3 +479,67 @@ def _env(tmp_path: Path) -> dict[str, str]:
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["STREAM_CLEANER_WORKER_DATADIR"] = str(tmp_path / "faust-data")
     return env
+
+
+@pytest.mark.broker
+def test_two_workers_share_the_partitions_and_process_everything_once(
+    broker: str, tmp_path: Path
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    names = _create_topics(broker, tag)
+    group = f"g{tag}"
+    ports = [_free_port(), _free_port()]
+    logs = [tmp_path / "worker-0.log", tmp_path / "worker-1.log"]
+    procs = []
+    try:
+        for port, log in zip(ports, logs, strict=True):
+            with log.open("wb") as log_file:
+                procs.append(
+                    subprocess.Popen(
+                        _worker_command(broker, names, port, group),
+                        cwd=tmp_path,
+                        stdout=log_file,
+                        stderr=subprocess.STDOUT,
+                        env=_env(tmp_path),
+                    )
+                )
+        for port, proc, log in zip(ports, procs, logs, strict=True):
+            _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
+        # both members must hold partitions before any input arrives: no rebalance mid-run,
+        # so nothing is processed twice
+        deadline = time.monotonic() + OUTCOME_SECONDS
+        assigned = [0, 0]
+        while time.monotonic() < deadline:
+            states = [orjson.loads(_get(f"http://127.0.0.1:{p}/readyz")[1]) for p in ports]
+            assigned = [s["assigned_partitions"] for s in states]
+            if sum(assigned) == 4 and all(assigned) and not any(s["rebalancing"] for s in states):
+                break
+            time.sleep(0.5)
+        assert sum(assigned) == 4 and all(assigned), assigned
+        inputs = [
+            (f"two-{n}".encode(), _page(n).encode(), [("id", f"two-{n}".encode())], None)
+            for n in range(200)
+        ]
+        ids = set(asyncio.run(_produce(broker, names["input"], inputs)))
+        out = asyncio.run(_consume(broker, names, ids))
+        documents = Counter(d["id"] for d in out["documents"])
+        assert set(documents) == ids
+        assert set(documents.values()) == {1}  # everything exactly once
+        received = [
+            _metric(
+                _get(f"http://127.0.0.1:{p}/metrics")[1].decode(),
+                "stream_cleaner_documents_received_total",
+            )
+            for p in ports
+        ]
+        assert sum(received) == len(ids) and all(received)  # both did a share
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
