@@ -138,7 +138,9 @@ async def _produce(servers: str, topic: str, inputs: list) -> list[str]:
     return ids
 
 
-async def _consume(servers: str, names: dict[str, str], ids: set[str]) -> dict[str, list]:
+async def _consume(
+    servers: str, names: dict[str, str], ids: set[str], seconds: float = OUTCOME_SECONDS
+) -> dict[str, list]:
     """Read the output topics until every id has an outcome and its sentences (bounded)."""
     from aiokafka import AIOKafkaConsumer
 
@@ -154,7 +156,7 @@ async def _consume(servers: str, names: dict[str, str], ids: set[str]) -> dict[s
     out: dict[str, list] = defaultdict(list)
     await consumer.start()
     try:
-        deadline = time.monotonic() + OUTCOME_SECONDS
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             batches = await consumer.getmany(timeout_ms=500)
             for tp, records in batches.items():
@@ -538,6 +540,78 @@ def test_two_workers_share_the_partitions_and_process_everything_once(
             if proc.poll() is None:
                 proc.terminate()
         for proc in procs:
+            try:
+                proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.broker
+def test_worker_cleans_2000_pages_with_bad_inputs_mixed_in(broker: str, tmp_path: Path) -> None:
+    """Real CleanEval and Dragnet pages, generated pages and the bad inputs of `_inputs`: one
+    outcome each, the same outcome the core gives, and /metrics agreeing with the outputs."""
+    from stream_cleaner import CleanerSettings, RawDocument, clean_document
+
+    from ..conftest import BENCH_DATA, cleaneval_dir
+
+    tag = uuid.uuid4().hex[:8]
+    names = _create_topics(broker, tag)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "worker.log"
+    mixed = _inputs(names["input"])
+    real_paths = sorted(cleaneval_dir("test").glob("*.html"))
+    real_paths += sorted((BENCH_DATA / "dragnet" / "html").glob("*.html"))
+    real_paths = real_paths[: 2000 - len(mixed) - 1]
+    settings = CleanerSettings(model_path=str(DATA / "tiny.arpa"), max_sentence_perplexity=1e9)
+    inputs = list(mixed)
+    for path in real_paths:
+        raw = path.read_bytes()
+        page_id = f"real-{path.parent.parent.name}-{path.stem}"
+        if len(raw) > MAX_PAGE_BYTES:
+            expected = "too_large"
+        else:  # the worker must agree with the core
+            expected = clean_document(RawDocument(body=raw), settings=settings).error
+        inputs.append((None, raw, [("id", page_id.encode())], expected))
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            _worker_command(broker, names, port, f"g{tag}"),
+            cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path),
+        )  # fmt: skip
+    try:
+        ids = asyncio.run(_produce(broker, names["input"], inputs))
+        assert len(set(ids)) == len(ids) == 2000
+        expected = {i: reason for i, (*_, reason) in zip(ids, inputs, strict=False)}
+        expected[ids[-1]] = None
+        out = asyncio.run(_consume(broker, names, set(ids), seconds=240))
+        assert _complete(out, set(ids)), _tail(log)
+        outcomes = Counter(d["id"] for d in out["documents"]) + Counter(
+            d["id"] for d in out["dead_letter"]
+        )
+        assert set(outcomes) == set(ids)
+        assert set(outcomes.values()) == {1}, "an input has more than one outcome"
+        reasons = {d["id"]: d["reason"] for d in out["dead_letter"]}
+        assert reasons == {i: r for i, r in expected.items() if r is not None}
+        deadline = time.monotonic() + 10
+        while True:  # counters move after the acknowledgement, a moment after the records
+            text = _get(f"{base}/metrics")[1].decode()
+            done = _metric(text, "stream_cleaner_documents_cleaned_total")
+            if done == len(out["documents"]) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert _metric(text, "stream_cleaner_documents_received_total") == 2000
+        assert done == len(out["documents"])
+        for reason in set(reasons.values()):
+            assert _metric(
+                text, "stream_cleaner_documents_dead_lettered_total", reason=reason
+            ) == sum(r == reason for r in reasons.values())
+        kept = _metric(text, "stream_cleaner_sentences_kept_total")
+        assert kept == sum(d["n_kept"] for d in out["documents"])
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
             try:
                 proc.wait(timeout=STOP_SECONDS)
             except subprocess.TimeoutExpired:
