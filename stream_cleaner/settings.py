@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -53,19 +53,31 @@ class CleanerSettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> CleanerSettings:
         """Settings from ``STREAM_CLEANER_<FIELD>`` variables, defaults for the rest."""
-        environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = environ.get(ENV_PREFIX + f.name.upper())
-            if raw is None or raw == "":
-                continue
-            default = getattr(cls(), f.name)
-            if isinstance(default, bool):
-                values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
-            elif isinstance(default, int):
-                values[f.name] = int(raw)
-            elif isinstance(default, float):
-                values[f.name] = float(raw)
-            else:
-                values[f.name] = raw
-        return cls(**values)
+        return cls(**values_from_env(cls, ENV_PREFIX, environ))
+
+
+def values_from_env(
+    cls: type, prefix: str, environ: Mapping[str, str] | None = None, *, skip: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Field values of the dataclass ``cls`` from ``<prefix><FIELD>`` variables.
+
+    Each value is converted to the type of the field's default (bool, int, float, else str);
+    empty variables count as unset; fields in ``skip`` are left out.
+    """
+    environ = os.environ if environ is None else environ
+    defaults = cls()
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        raw = environ.get(prefix + f.name.upper())
+        if not raw or f.name in skip:
+            continue
+        default = getattr(defaults, f.name)
+        if isinstance(default, bool):
+            values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+        elif isinstance(default, int):
+            values[f.name] = int(raw)
+        elif isinstance(default, float):
+            values[f.name] = float(raw)
+        else:
+            values[f.name] = raw
+    return values

@@ -14,11 +14,11 @@ import os
 import tempfile
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from .. import __version__
-from ..settings import CleanerSettings
+from ..settings import CleanerSettings, values_from_env
 from .metrics import WorkerMetrics
 from .records import MAX_PAGE_BYTES_DEFAULT
 from .topics import (
@@ -152,26 +152,12 @@ class WorkerSettings:
         Raises:
             ValueError: a variable has a value the settings do not accept.
         """
-        environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {
-            "kafka": KafkaSettings.from_env(environ),
-            "cleaner": CleanerSettings.from_env(environ),
-        }
-        defaults = cls()
-        for f in fields(cls):
-            if f.name in values:
-                continue
-            raw = environ.get(WORKER_ENV_PREFIX + f.name.upper())
-            if not raw:
-                continue
-            default = getattr(defaults, f.name)
-            if isinstance(default, int):
-                values[f.name] = int(raw)
-            elif isinstance(default, float):
-                values[f.name] = float(raw)
-            else:
-                values[f.name] = raw
-        return cls(**values)
+        values = values_from_env(cls, WORKER_ENV_PREFIX, environ, skip=("kafka", "cleaner"))
+        return cls(
+            kafka=KafkaSettings.from_env(environ),
+            cleaner=CleanerSettings.from_env(environ),
+            **values,
+        )
 
 
 @dataclass(slots=True)

@@ -9,12 +9,13 @@ specific to one broker; the tests run it against Tansu, production runs Apache K
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from ..settings import values_from_env
 
 if TYPE_CHECKING:
     from aiokafka.admin import AIOKafkaAdminClient
@@ -226,13 +227,7 @@ class KafkaSettings:
         Raises:
             ValueError: a variable has a value the settings do not accept.
         """
-        environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = environ.get(KAFKA_ENV_PREFIX + f.name.upper())
-            if raw:
-                values[f.name] = raw
-        return cls(**values)
+        return cls(**values_from_env(cls, KAFKA_ENV_PREFIX, environ))
 
     def ssl_context(self) -> ssl.SSLContext:
         """A TLS client context that verifies the brokers against ``ssl_cafile``."""
