@@ -33,7 +33,7 @@ pytestmark = pytest.mark.broker
 OUTCOME_SECONDS = 60.0
 STOP_SECONDS = 15.0
 MAX_PAGE_BYTES = 100_000
-CRASH_PAGES = 600
+CRASH_PAGES = 2000
 PARAGRAPHS = (
     "A river is a natural stream of water that flows towards an ocean, a lake or another river.",
     "Rivers are part of the water cycle, and most of their water comes from rain and melting snow.",
@@ -402,7 +402,7 @@ def test_worker_killed_mid_run_loses_nothing(broker: str, tmp_path: Path) -> Non
                     env=_env(tmp_path),
                 )
             )
-        out = asyncio.run(_consume(broker, names, set(ids)))
+        out = asyncio.run(_consume(broker, names, set(ids), seconds=180))
         assert _complete(out, set(ids)), _tail(log)
         assert out["dead_letter"] == []
         documents: dict[str, list] = defaultdict(list)
