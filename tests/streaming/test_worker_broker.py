@@ -261,10 +261,7 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
     log = tmp_path / "worker.log"
     command = _worker_command(broker, names, port, f"g{tag}")
     inputs = _inputs(names["input"])
-    with log.open("wb") as log_file:
-        proc = subprocess.Popen(
-            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path)
-        )
+    proc = _start_worker(command, log, tmp_path)
     try:
         ids = asyncio.run(_produce(broker, names["input"], inputs))
         assert len(set(ids)) == len(ids) == len(inputs) + 1
@@ -273,14 +270,7 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
         _wait_for(f"{base}/readyz", proc, log, OUTCOME_SECONDS)
 
         out = asyncio.run(_consume(broker, names, set(ids)))
-        assert _complete(out, set(ids)), _tail(log)
-        outcomes = Counter(d["id"] for d in out["documents"]) + Counter(
-            d["id"] for d in out["dead_letter"]
-        )
-        assert set(outcomes) == set(ids)
-        assert set(outcomes.values()) == {1}, "an input has more than one outcome"
-        reasons = {d["id"]: d["reason"] for d in out["dead_letter"]}
-        assert reasons == {i: r for i, r in expected_reasons.items() if r is not None}
+        _assert_one_outcome_each(out, ids, expected_reasons, log)
         for doc in out["documents"]:
             sentences = sorted(
                 (s for s in out["sentences"] if s["document_id"] == doc["id"]),
@@ -365,16 +355,7 @@ def test_worker_killed_mid_run_loses_nothing(broker: str, tmp_path: Path) -> Non
         asyncio.run(_produce_only(broker, names["input"], inputs))
         port = _free_port()
         log = tmp_path / "worker-1.log"
-        with log.open("wb") as log_file:
-            procs.append(
-                subprocess.Popen(
-                    _worker_command(broker, names, port, group),
-                    cwd=tmp_path,
-                    stdout=log_file,
-                    stderr=subprocess.STDOUT,
-                    env=_env(tmp_path),
-                )
-            )
+        procs.append(_start_worker(_worker_command(broker, names, port, group), log, tmp_path))
         deadline = time.monotonic() + OUTCOME_SECONDS
         received = 0.0
         while received < CRASH_PAGES // 10:
@@ -392,16 +373,7 @@ def test_worker_killed_mid_run_loses_nothing(broker: str, tmp_path: Path) -> Non
 
         log = tmp_path / "worker-2.log"
         port = _free_port()
-        with log.open("wb") as log_file:
-            procs.append(
-                subprocess.Popen(
-                    _worker_command(broker, names, port, group),
-                    cwd=tmp_path,
-                    stdout=log_file,
-                    stderr=subprocess.STDOUT,
-                    env=_env(tmp_path),
-                )
-            )
+        procs.append(_start_worker(_worker_command(broker, names, port, group), log, tmp_path))
         out = asyncio.run(_consume(broker, names, set(ids), seconds=180))
         assert _complete(out, set(ids)), _tail(log)
         assert out["dead_letter"] == []
@@ -433,10 +405,7 @@ def test_worker_stops_and_commits_nothing_when_a_record_cannot_be_published(
     log = tmp_path / "worker.log"
     # every cleaned document's record is larger than the producer may send
     command = [*_worker_command(broker, names, _free_port(), group), "--max-message-bytes", "2000"]
-    with log.open("wb") as log_file:
-        proc = subprocess.Popen(
-            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path)
-        )
+    proc = _start_worker(command, log, tmp_path)
     try:
         code = proc.wait(timeout=OUTCOME_SECONDS)
     finally:
@@ -474,6 +443,28 @@ async def _produce_only(servers: str, topic: str, inputs: list) -> None:
         await producer.stop()
 
 
+def _start_worker(command: list[str], log: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """A worker subprocess writing to ``log``; the caller stops it."""
+    with log.open("wb") as log_file:
+        return subprocess.Popen(
+            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path)
+        )
+
+
+def _assert_one_outcome_each(
+    out: dict[str, list], ids: list[str], expected_reasons: dict[str, str | None], log: Path
+) -> None:
+    """Every id has exactly one outcome, and the dead letters are the expected ones."""
+    assert _complete(out, set(ids)), _tail(log)
+    outcomes = Counter(d["id"] for d in out["documents"]) + Counter(
+        d["id"] for d in out["dead_letter"]
+    )
+    assert set(outcomes) == set(ids)
+    assert set(outcomes.values()) == {1}, "an input has more than one outcome"
+    reasons = {d["id"]: d["reason"] for d in out["dead_letter"]}
+    assert reasons == {i: r for i, r in expected_reasons.items() if r is not None}
+
+
 def _env(tmp_path: Path) -> dict[str, str]:
     import os
 
@@ -495,16 +486,7 @@ def test_two_workers_share_the_partitions_and_process_everything_once(
     procs = []
     try:
         for port, log in zip(ports, logs, strict=True):
-            with log.open("wb") as log_file:
-                procs.append(
-                    subprocess.Popen(
-                        _worker_command(broker, names, port, group),
-                        cwd=tmp_path,
-                        stdout=log_file,
-                        stderr=subprocess.STDOUT,
-                        env=_env(tmp_path),
-                    )
-                )
+            procs.append(_start_worker(_worker_command(broker, names, port, group), log, tmp_path))
         for port, proc, log in zip(ports, procs, logs, strict=True):
             _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
         # both members must hold partitions before any input arrives: no rebalance mid-run,
@@ -575,25 +557,15 @@ def test_worker_cleans_2000_pages_with_bad_inputs_mixed_in(broker: str, tmp_path
         else:  # the worker must agree with the core
             expected = clean_document(RawDocument(body=raw), settings=settings).error
         inputs.append((None, raw, [("id", page_id.encode())], expected))
-    with log.open("wb") as log_file:
-        proc = subprocess.Popen(
-            _worker_command(broker, names, port, f"g{tag}"),
-            cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path),
-        )  # fmt: skip
+    proc = _start_worker(_worker_command(broker, names, port, f"g{tag}"), log, tmp_path)
     try:
         ids = asyncio.run(_produce(broker, names["input"], inputs))
         assert len(set(ids)) == len(ids) == 2000
         expected = {i: reason for i, (*_, reason) in zip(ids, inputs, strict=False)}
         expected[ids[-1]] = None
         out = asyncio.run(_consume(broker, names, set(ids), seconds=240))
-        assert _complete(out, set(ids)), _tail(log)
-        outcomes = Counter(d["id"] for d in out["documents"]) + Counter(
-            d["id"] for d in out["dead_letter"]
-        )
-        assert set(outcomes) == set(ids)
-        assert set(outcomes.values()) == {1}, "an input has more than one outcome"
+        _assert_one_outcome_each(out, ids, expected, log)
         reasons = {d["id"]: d["reason"] for d in out["dead_letter"]}
-        assert reasons == {i: r for i, r in expected.items() if r is not None}
         deadline = time.monotonic() + 10
         while True:  # counters move after the acknowledgement, a moment after the records
             text = _get(f"{base}/metrics")[1].decode()
