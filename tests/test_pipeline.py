@@ -280,3 +280,11 @@ def test_default_model_keeps_prose_and_drops_most_link_text(default_model):
         link_kept += sum(s.keep for s in links)
         link_total += len(links)
     assert link_kept < 0.5 * link_total
+
+
+def test_dragnet_split_is_fixed_and_holds_out_about_thirty_percent() -> None:
+    from stream_cleaner.evaluate import dragnet_split
+
+    assert dragnet_split("100.html") == dragnet_split("gold/100.txt")
+    splits = [dragnet_split(f"{n}.html") for n in range(2000)]
+    assert 0.25 < splits.count("test") / len(splits) < 0.35
