@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+from ._native import native_module
 from .segment import split_sentences
 
 NORMALIZATION_VERSION = 1
@@ -69,6 +70,8 @@ def normalize_many(texts: Sequence[str]) -> list[str]:
     than in the work itself.
     """
     text = "\n".join(texts).lower()
+    if "`" in text:  # the one ASCII character in _FOLD: folded on every page, ASCII or not
+        text = text.replace("`", "'")
     for digit in "123456789":
         if digit in text:
             text = text.replace(digit, "0")
@@ -129,6 +132,7 @@ class LanguageModel:
     def __init__(self, path: str | os.PathLike[str] = DEFAULT_MODEL_PATH) -> None:
         self.path = Path(path)
         self._model: Any = None
+        self._page_scorer: Any = None
         self._known = _KnownTokens(self)
         self._lock = threading.Lock()
         self.load_seconds: float | None = None
@@ -155,8 +159,12 @@ class LanguageModel:
         config.show_progress = False
         config.arpa_complain = kenlm.ARPALoadComplain.NONE
         started = time.perf_counter()
-        self._model = kenlm.Model(str(self.path), config)
+        model = kenlm.Model(str(self.path), config)
         self.load_seconds = time.perf_counter() - started
+        fast = native_module("kenlm_score")
+        if fast is not None:
+            self._page_scorer = fast.PageScorer(model)
+        self._model = model  # last: other threads take a set _model as fully loaded
 
     @property
     def order(self) -> int:
@@ -176,6 +184,8 @@ class LanguageModel:
     def score_many(self, normalized: Sequence[str]) -> list[SentenceScore]:
         """`score` for a page's sentences at once (the pipeline's hot loop)."""
         kenlm_score = self.model.score
+        if self._page_scorer is not None:
+            return self._page_scorer.score_many(list(normalized), SentenceScore)
         known = self._known.__getitem__
         scores = []
         append = scores.append
@@ -189,6 +199,13 @@ class LanguageModel:
             else:
                 append(_EMPTY_SCORE)
         return scores
+
+    def score_texts(self, texts: Sequence[str]) -> list[SentenceScore]:
+        """`score_many` of ``normalize_many(texts)``: raw single-line sentences scored."""
+        self.model  # noqa: B018 - loads the model, and with it the native scorer when built
+        if self._page_scorer is not None:
+            return self._page_scorer.score_texts(list(texts), SentenceScore, normalize_many)
+        return self.score_many(normalize_many(texts))
 
     def compute_sentence(self, text: str) -> float | None:
         """The perplexity of one raw sentence (pyplexity's ``compute_sentence``)."""

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator
 from .decide import DropReason, ErrorReason, decide_sentence
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
-from .lm import LanguageModel, load_model, normalize_many, perplexity
+from .lm import LanguageModel, load_model, perplexity
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
-from .segment import split_sentences
+from .segment import split_blocks
 from .settings import CleanerSettings
 
 _DEFAULT_SETTINGS = CleanerSettings()
@@ -156,12 +156,7 @@ class _Run:
 
     def _score_blocks(self, blocks: list[Block]) -> None:
         t = time.perf_counter()
-        texts: list[str] = []
-        block_of: list[int] = []
-        for block in blocks:
-            sentences = split_sentences(block.text)
-            texts += sentences
-            block_of += [block.index] * len(sentences)
+        texts, block_of = split_blocks([b.text for b in blocks], [b.index for b in blocks])
         t = self._lap("split", t)
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.sentences = [
@@ -169,7 +164,7 @@ class _Run:
                 for text, b in zip(texts, block_of, strict=True)
             ]
             raise TimeBudgetExceeded("time budget exceeded before scoring")
-        scores = self.model.score_many(normalize_many(texts))
+        scores = self.model.score_texts(texts)
         t = self._lap("score", t)
         max_ppl = self.settings.max_sentence_perplexity
         sentences = self.sentences

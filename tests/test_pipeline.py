@@ -247,7 +247,7 @@ def test_a_bug_in_a_stage_becomes_an_internal_error(monkeypatch):
     def broken(*_args, **_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("stream_cleaner.pipeline.split_sentences", broken)
+    monkeypatch.setattr("stream_cleaner.pipeline.split_blocks", broken)
     doc = clean_document(ARTICLE, settings=LOOSE)
     assert doc.error == ErrorReason.INTERNAL
     assert doc.error_detail == "RuntimeError: boom"

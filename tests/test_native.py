@@ -1,0 +1,151 @@
+"""The compiled speed-ups give exactly what their pure Python references give."""
+
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from stream_cleaner import parse, segment
+from stream_cleaner._native import MODULES, native_module, version_mismatch
+from stream_cleaner.decode import decode_body
+from stream_cleaner.document import Block
+from stream_cleaner.lm import SentenceScore, normalize_many
+
+from .conftest import REPO, SAMPLES, cleaneval_dir
+
+
+@pytest.fixture(scope="module")
+def native():
+    """The three modules; missing ones fail in CI (setup.sh builds them) and skip elsewhere."""
+    modules = {name: native_module(name) for name in MODULES}
+    missing = [name for name, module in modules.items() if module is None]
+    if missing:
+        message = f"native speed-ups not built ({missing}): run python scripts/build_native.py"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return modules
+
+
+TRICKY_PAGE = """<!doctype html><html><head><title>t</title><style>p{}</style></head><body>
+<my-widget>custom <b>element</b> text</my-widget><!-- a comment -->
+<div>before <a href=x>a <i>link</i></a> after<svg><text>no</text></svg></div>
+<template><p>hidden template</p></template>
+<ul><li>one<li>two <span> </span> three</li></ul><p>   </p><p>Caf\u00e9 \u6771\u4eac &amp; more</p>
+<table><tr><td>cell<td><form><select><option>opt</select></form></table>
+<h2>Head<br>line</h2>tail text<p><x-y:z>odd name</x-y:z></p><![CDATA[cdata]]><?pi stuff?>
+</body></html>"""
+
+
+def _walks(html: str):
+    from selectolax.lexbor import LexborHTMLParser
+
+    html = parse.limit_nesting(html)
+    reference = parse._walk(LexborHTMLParser(html).root, None)
+    fast = native_module("lexbor_walk").walk_blocks(
+        LexborHTMLParser(html), Block, parse.BLOCK_TAGS, parse.SKIP_TAGS, parse.HEADING_TAGS,
+        parse.LIST_TAGS, parse.TABLE_TAGS, parse.FORM_TAGS, None, parse.TimeBudgetExceeded,
+    )  # fmt: skip
+    return reference, fast
+
+
+def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
+    pages = [TRICKY_PAGE, "", "<p>only", "text without tags", "<div>" * 3000 + "deep"]
+    pages += [decode_body(path.read_bytes()).text for path in sorted(SAMPLES.glob("*.html"))]
+    for html in pages:
+        reference, fast = _walks(html)
+        assert fast == reference
+    reference, _ = _walks(TRICKY_PAGE)
+    paths = {block.text: block.tag_path for block in reference}
+    assert paths["custom element text"] == "html body my-widget"
+    assert paths["odd name"] == "html body p x-y:z"
+    assert paths["before a link after"] == "html body div"
+    assert not any("hidden template" in text or text == "no" for text in paths)
+
+
+@pytest.mark.slow
+def test_native_walk_split_and_scoring_equal_the_reference_on_cleaneval_dev(native, default_model):
+    scorer = native["kenlm_score"].PageScorer(default_model.model)
+    for path in sorted(cleaneval_dir("dev").glob("*.html")):
+        html = decode_body(path.read_bytes()).text
+        reference, fast = _walks(html)
+        assert fast == reference, path.name
+        sentences, block_of = native["sentences"].split_blocks(
+            [b.text for b in fast], [b.index for b in fast], segment.ABBREVIATIONS
+        )
+        expected: list[str] = []
+        for block in fast:
+            found = segment.split_sentences(block.text)
+            expected += found
+            assert block_of.count(block.index) == len(found)
+        assert sentences == expected, path.name
+        assert scorer.score_texts(sentences, SentenceScore, normalize_many) == (
+            default_model.score_many(normalize_many(sentences))
+        ), path.name
+
+
+def test_native_split_equals_the_reference_on_random_text(native):
+    alphabet = list("aAbZx .!?\u2026\"'\u201d\u2019\u00bb)]")
+    alphabet += list("\u3002\uff01\uff1f\u300d\u300f\uff09\u00e9")
+    alphabet += ["Mr", "e.g", "J", "  ", "\u00a0", "1"]
+    rnd = random.Random(7)
+    for _ in range(20000):
+        text = " ".join("".join(rnd.choices(alphabet, k=rnd.randint(0, 14))).split())
+        got, block_of = native["sentences"].split_blocks([text], [3], segment.ABBREVIATIONS)
+        assert got == segment.split_sentences(text), repr(text)
+        assert block_of == [3] * len(got)
+    cases = ["Mr. Smith went. Then e.g. Bob came.", "J. R. R. Tolkien wrote it. It sold."]
+    for text in cases:
+        assert native["sentences"].split_blocks([text], [0], segment.ABBREVIATIONS)[0] == (
+            segment.split_sentences(text)
+        )
+
+
+def test_native_normalise_and_score_equal_the_reference_on_random_text(native, tiny_model):
+    scorer = native["kenlm_score"].PageScorer(tiny_model.model)
+    rnd = random.Random(11)
+    alphabet = [chr(c) for c in range(128) if c != 10] + ["the ", "cat ", "Sat", "42"]
+    alphabet += ["caf\u00e9", "\u6771", "\u2019", "`"]
+    texts = ["".join(rnd.choices(alphabet, k=rnd.randint(0, 16))) for _ in range(20000)]
+    assert scorer.score_texts(texts, SentenceScore, normalize_many) == (
+        tiny_model.score_many(normalize_many(texts))
+    )
+    # per sentence, too: a page's other sentences must not change how one is normalised
+    for text in texts[:2000]:
+        assert normalize_many([text]) == normalize_many(["caf\u00e9 \u00b4 \u6771", text])[1:]
+
+
+def test_modules_built_for_other_versions_are_not_used():
+    assert version_mismatch({"selectolax": "0.0.1"}) == (
+        "built for selectolax 0.0.1, but "
+        f"{__import__('importlib.metadata').metadata.version('selectolax')} is installed"
+    )
+    missing = {"no-such-package-here": "1"}
+    assert version_mismatch(missing) == "no-such-package-here is not installed"
+    assert version_mismatch({}) is None
+
+
+def test_the_cleaner_gives_the_same_documents_with_native_code_off(native, tmp_path):
+    """Same JSON Lines out of `stream-cleaner clean` with STREAM_CLEANER_NATIVE=0 and =1."""
+    outputs = []
+    for flag in ("0", "1"):
+        out = tmp_path / f"native-{flag}.jsonl"
+        env = {**os.environ, "STREAM_CLEANER_NATIVE": flag}
+        subprocess.run(
+            [sys.executable, "-m", "stream_cleaner", "clean", str(SAMPLES), "-o", str(out)],
+            check=True, cwd=REPO, env=env, capture_output=True,
+        )  # fmt: skip
+        outputs.append(_without_timings(out.read_text()))
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0]) == len([p for p in SAMPLES.iterdir() if p.is_file()])
+
+
+def _without_timings(jsonl: str) -> list[dict]:
+    import json
+
+    records = [json.loads(line) for line in jsonl.splitlines()]
+    for record in records:
+        record.pop("seconds", None)
+    return sorted(records, key=lambda r: r.get("id") or "")
