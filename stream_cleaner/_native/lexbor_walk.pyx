@@ -9,6 +9,7 @@ give the same blocks.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uintptr_t
 from selectolax.lexbor cimport (
@@ -34,40 +35,79 @@ cdef enum:
     IS_LINK = 4
 
 
-cdef class _TagTable:
-    """Tag id -> (name, kind bits), filled as ids are met."""
+cdef extern from "lexbor/tag/const.h":
+    enum: LXB_TAG__LAST_ENTRY
 
-    cdef dict names
-    cdef dict kinds
+
+cdef class _TagTable:
+    """Tag id -> (name, kind bits): standard tags in C arrays, custom ones in a dict."""
+
+    cdef PyObject *standard_names[LXB_TAG__LAST_ENTRY]  # owned references
+    cdef int standard_kinds[LXB_TAG__LAST_ENTRY]
+    cdef dict custom
     cdef frozenset block_tags
     cdef frozenset skip_tags
 
     def __init__(self, block_tags, skip_tags):
-        self.names = {}
-        self.kinds = {}
+        cdef Py_ssize_t i
+        self.custom = {}
         self.block_tags = frozenset(block_tags)
         self.skip_tags = frozenset(skip_tags)
+        for i in range(LXB_TAG__LAST_ENTRY):
+            self.standard_kinds[i] = -1
+            self.standard_names[i] = NULL
 
-    cdef str name(self, uintptr_t tag_id):
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        for i in range(LXB_TAG__LAST_ENTRY):
+            Py_XDECREF(self.standard_names[i])
+
+    cdef int _kind_of(self, str name):
+        cdef int kind = 0
+        if name in self.skip_tags or not name or name[0] in "_!#-":
+            kind |= IS_SKIP
+        if name in self.block_tags:
+            kind |= IS_BLOCK
+        if name == "a":
+            kind |= IS_LINK
+        return kind
+
+    cdef str _decode(self, uintptr_t tag_id):
         cdef size_t length = 0
-        cdef const lxb_char_t *data
-        name = self.names.get(tag_id)
-        if name is None:
-            data = sc_tag_name(tag_id, &length)
-            name = PyUnicode_DecodeUTF8(<const char *> data, length, "replace") if data else ""
-            kind = 0
-            if name in self.skip_tags or not name or name[0] in "_!#-":
-                kind |= IS_SKIP
-            if name in self.block_tags:
-                kind |= IS_BLOCK
-            if name == "a":
-                kind |= IS_LINK
-            self.names[tag_id] = name
-            self.kinds[tag_id] = kind
-        return <str> name
+        cdef const lxb_char_t *data = sc_tag_name(tag_id, &length)
+        return PyUnicode_DecodeUTF8(<const char *> data, length, "replace") if data else ""
 
-    cdef int kind(self, uintptr_t tag_id):
-        return <int> self.kinds[tag_id]
+    cdef inline int kind(self, uintptr_t tag_id):
+        """The kind bits of ``tag_id``, learning its name on first sight."""
+        if tag_id < LXB_TAG__LAST_ENTRY:
+            if self.standard_kinds[tag_id] < 0:
+                name = self._decode(tag_id)
+                Py_INCREF(name)
+                self.standard_names[tag_id] = <PyObject *> name
+                self.standard_kinds[tag_id] = self._kind_of(name)
+            return self.standard_kinds[tag_id]
+        entry = self.custom.get(tag_id)
+        if entry is None:
+            name = self._decode(tag_id)
+            entry = self.custom[tag_id] = (name, self._kind_of(name))
+        return <int> entry[1]
+
+    cdef inline str name(self, uintptr_t tag_id):
+        """The name of a tag id already seen by `kind`."""
+        if tag_id < LXB_TAG__LAST_ENTRY:
+            return <str> self.standard_names[tag_id]
+        return <str> self.custom[tag_id][0]
+
+
+cdef inline bint _ascii_blank(const lxb_char_t *data, size_t length):
+    """Whether bytes are all ASCII white space (most text nodes between tags are)."""
+    cdef size_t i
+    cdef lxb_char_t c
+    for i in range(length):
+        c = data[i]
+        if c != 32 and c != 10 and c != 9 and c != 13 and c != 12:
+            return False
+    return True
 
 
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
@@ -86,6 +126,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     cdef lxb_dom_node_t *root
     cdef lxb_dom_node_t *node
     cdef lxb_dom_node_t **open_nodes = NULL
+    cdef int *open_kinds = NULL
+    cdef int *grown_kinds
     cdef Py_ssize_t n_open = 0, capacity = 0
     cdef Py_ssize_t n_chars = 0, link_chars = 0, link_depth = 0, count = 0
     cdef Py_ssize_t lca = -1, low = 0, depth, n
@@ -102,6 +144,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     root = <lxb_dom_node_t *> parser.document.dom_document.element
     if root == NULL:
         return blocks
+    kind = tags.kind(root.local_name)
     stack = [tags.name(root.local_name)]
     monotonic = time.monotonic
 
@@ -135,15 +178,17 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     try:
         capacity = 64
         open_nodes = <lxb_dom_node_t **> PyMem_Realloc(NULL, capacity * sizeof(lxb_dom_node_t *))
-        if open_nodes == NULL:
+        open_kinds = <int *> PyMem_Realloc(NULL, capacity * sizeof(int))
+        if open_nodes == NULL or open_kinds == NULL:
             raise MemoryError()
         open_nodes[0] = root
+        open_kinds[0] = kind
         n_open = 1
         node = root.first_child
         while True:
             if node == NULL:  # the children of open_nodes[-1] are done: close it
-                tag = stack.pop()
-                kind = tags.kind(open_nodes[n_open - 1].local_name)
+                stack.pop()
+                kind = open_kinds[n_open - 1]
                 if kind & IS_BLOCK:
                     if parts:
                         flush()
@@ -160,7 +205,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
             if node.type == LXB_DOM_NODE_TYPE_TEXT:
                 chars = &(<lxb_dom_character_data_t *> node).data
                 has_text = False
-                if chars.data != NULL and chars.length:
+                if chars.data != NULL and chars.length and not _ascii_blank(chars.data, chars.length):
                     data = PyUnicode_DecodeUTF8(<const char *> chars.data, chars.length, "replace")
                     has_text = not data.isspace()
                 if has_text:
@@ -180,12 +225,12 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                 elif parts:
                     parts.append(" ")
             elif node.type == LXB_DOM_NODE_TYPE_ELEMENT:
-                tag = tags.name(node.local_name)
                 kind = tags.kind(node.local_name)
                 if not kind & IS_SKIP:
                     count += 1
                     if deadline is not None and not count & 1023 and monotonic() > deadline:
                         raise timeout_error("time budget exceeded while parsing")
+                    tag = tags.name(node.local_name)
                     if kind & IS_BLOCK:
                         if parts:
                             flush()
@@ -201,7 +246,12 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                         if grown == NULL:
                             raise MemoryError()
                         open_nodes = grown
+                        grown_kinds = <int *> PyMem_Realloc(open_kinds, capacity * sizeof(int))
+                        if grown_kinds == NULL:
+                            raise MemoryError()
+                        open_kinds = grown_kinds
                     open_nodes[n_open] = node
+                    open_kinds[n_open] = kind
                     n_open += 1
                     node = node.first_child
                     continue
@@ -210,4 +260,5 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
             flush()
     finally:
         PyMem_Free(open_nodes)
+        PyMem_Free(open_kinds)
     return blocks
