@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from .decide import DropReason, ErrorReason, decide_sentence
+from .decide import DropReason, ErrorReason, decide_sentences
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .lm import LanguageModel, load_model, perplexity
@@ -166,17 +166,19 @@ class _Run:
             raise TimeBudgetExceeded("time budget exceeded before scoring")
         scores = self.model.score_texts(texts)
         t = self._lap("score", t)
-        max_ppl = self.settings.max_sentence_perplexity
-        sentences = self.sentences
+        log10_probs = [score[0] for score in scores]
+        n_tokens = [score[1] for score in scores]
+        n_oovs = [score[2] for score in scores]
+        perplexities = list(map(perplexity, log10_probs, n_tokens))
+        decisions = decide_sentences(
+            texts, perplexities, max_sentence_perplexity=self.settings.max_sentence_perplexity
+        )
+        keeps = [decision[0] for decision in decisions]
+        reasons = [decision[1] for decision in decisions]
+        columns = (texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)
+        self.sentences = list(map(ScoredSentence, *columns))
         kept_by_block: dict[int, list[str]] = {}
-        for text, b, score in zip(texts, block_of, scores, strict=True):
-            ppl = perplexity(score.log10_prob, score.n_tokens)
-            keep, reason = decide_sentence(text, ppl, max_sentence_perplexity=max_ppl)
-            sentences.append(
-                ScoredSentence(
-                    text, b, score.log10_prob, score.n_tokens, score.n_oov, ppl, keep, reason
-                )
-            )
+        for text, b, keep in zip(texts, block_of, keeps, strict=True):
             if keep:
                 kept_by_block.setdefault(b, []).append(text)
         self.block_texts = [" ".join(kept) for kept in kept_by_block.values()]
