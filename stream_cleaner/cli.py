@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .settings import PARSERS, CleanerSettings
+from .sites import SITE_KEYS, SiteSettings, SiteTemplates
 
 if TYPE_CHECKING:
     from .document import CleanedDocument
@@ -77,6 +78,32 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     _add_cleaner_options(p)
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument(
+        "--site-aware",
+        action="store_true",
+        help="drop blocks that repeat across the pages of one site (navigation, footers): a "
+        "first pass learns every site's template from all its pages, a second cleans, so the "
+        "result does not depend on file order (not with stdin)",
+    )
+    p.add_argument(
+        "--site-key",
+        choices=SITE_KEYS,
+        default="host",
+        help="what makes a site: the URL's host (default) or its registered domain",
+    )
+    p.add_argument(
+        "--site-min-share",
+        type=float,
+        default=SiteSettings().min_share,
+        help="a block on at least this share of its site's pages is template "
+        f"(default {SiteSettings().min_share:g})",
+    )
+    p.add_argument(
+        "--site-min-pages",
+        type=int,
+        default=SiteSettings().min_pages,
+        help=f"sites with fewer pages are left alone (default {SiteSettings().min_pages})",
+    )
     p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -438,6 +465,11 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     from .lm import load_model
 
     load_model(settings.model_path).model  # noqa: B018 - fail now, before reading any input
+    sites = None
+    if args.site_aware:
+        if "-" in args.paths:
+            raise ValueError("--site-aware reads its inputs twice: give files, not stdin (-)")
+        sites = _learn_sites(args, settings)
     sources = iter_documents(args.paths, stdin=sys.stdin.buffer)
     out_stream: Any = None
     if args.format == "jsonl":
@@ -451,7 +483,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     started = time.perf_counter()
     with writer:
-        for source, doc in _progress(_clean_sources(sources, settings, args.jobs), show):
+        for source, doc in _progress(_clean_sources(sources, settings, args.jobs, sites), show):
             writer.write(source, doc)
             counts["documents"] += 1
             counts["errors"] += doc.error is not None
@@ -469,6 +501,27 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def _learn_sites(args: argparse.Namespace, settings: CleanerSettings) -> SiteTemplates:
+    """The first pass of ``clean --site-aware``: every page of every site, in a window that
+    holds them all, so that the second pass sees the same statistics whatever the order."""
+    from .io import iter_documents
+    from .pipeline import observe_site
+
+    sites = SiteTemplates(
+        SiteSettings(
+            site_key=args.site_key,
+            min_share=args.site_min_share,
+            min_pages=args.site_min_pages,
+            window_pages=1_000_000,
+            max_sites=1_000_000,
+        )
+    )
+    for source in iter_documents(args.paths):
+        observe_site(source.doc, sites, settings=settings)
+    print(f"stream-cleaner clean: learnt the templates of {len(sites)} sites", file=sys.stderr)
+    return sites
+
+
 def _progress(items: Iterator[Any], show: bool) -> Iterator[Any]:
     if not show:
         return items
@@ -478,35 +531,44 @@ def _progress(items: Iterator[Any], show: bool) -> Iterator[Any]:
 
 
 def _clean_sources(
-    sources: Iterator[Source], settings: CleanerSettings, jobs: int
+    sources: Iterator[Source],
+    settings: CleanerSettings,
+    jobs: int,
+    sites: SiteTemplates | None = None,
 ) -> Iterator[tuple[Source, CleanedDocument]]:
     """Clean in this process, or in ``jobs`` processes that each hold the model once."""
     from .pipeline import clean_document
 
     if jobs <= 1:
         for source in sources:
-            yield source, clean_document(source.doc, settings=settings)
+            yield (
+                source,
+                clean_document(source.doc, settings=settings, sites=sites, learn_site=False),
+            )
         return
     import multiprocessing as mp
 
     # fork shares the already memory-mapped model pages with the children
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(settings,)) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(settings, sites)) as pool:
         yield from pool.imap(_clean_in_worker, sources, chunksize=4)
 
 
 _WORKER_SETTINGS: CleanerSettings | None = None
+_WORKER_SITES: SiteTemplates | None = None
 
 
-def _init_worker(settings: CleanerSettings) -> None:
-    global _WORKER_SETTINGS
-    _WORKER_SETTINGS = settings
+def _init_worker(settings: CleanerSettings, sites: SiteTemplates | None) -> None:
+    global _WORKER_SETTINGS, _WORKER_SITES
+    _WORKER_SETTINGS, _WORKER_SITES = settings, sites
 
 
 def _clean_in_worker(source: Source) -> tuple[Source, CleanedDocument]:
     from .pipeline import clean_document
 
-    return source, clean_document(source.doc, settings=_WORKER_SETTINGS)
+    return source, clean_document(
+        source.doc, settings=_WORKER_SETTINGS, sites=_WORKER_SITES, learn_site=False
+    )
 
 
 def _cmd_train_lm(args: argparse.Namespace) -> int:

@@ -13,8 +13,9 @@ class DropReason:
     HIGH_PERPLEXITY = "high_perplexity"  # above max_sentence_perplexity: the paper's method
     NO_WORDS = "no_words"  # no letter at all: separators, page numbers, lone symbols
     TIME_BUDGET = "time_budget"  # the document ran out of time before it was scored
+    SITE_TEMPLATE = "site_template"  # its block repeats on most of the site's recent pages
 
-    ALL = (HIGH_PERPLEXITY, NO_WORDS, TIME_BUDGET)
+    ALL = (HIGH_PERPLEXITY, NO_WORDS, TIME_BUDGET, SITE_TEMPLATE)
 
 
 class ErrorReason:

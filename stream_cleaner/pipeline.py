@@ -18,6 +18,7 @@ from .lm import LanguageModel, load_model, perplexity
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
 from .segment import split_blocks
 from .settings import CleanerSettings
+from .sites import SiteTemplates, find_page_url, site_of
 
 _DEFAULT_SETTINGS = CleanerSettings()
 
@@ -34,6 +35,8 @@ def clean_document(
     *,
     settings: CleanerSettings | None = None,
     model: LanguageModel | None = None,
+    sites: SiteTemplates | None = None,
+    learn_site: bool = True,
 ) -> CleanedDocument:
     """Clean one page.
 
@@ -42,6 +45,11 @@ def clean_document(
         settings: thresholds and options; the defaults when omitted.
         model: the language model; the process-wide model of ``settings.model_path`` when
             omitted.
+        sites: per-site template statistics: blocks repeated on most of the site's recent
+            pages are dropped (reason ``site_template``). The site comes from ``raw.url``, or
+            from the URL the page declares (`sites.find_page_url`).
+        learn_site: add this page to ``sites`` after cleaning it (streams do; the batch
+            two-pass mode learns every page first, with `observe_site`, and then cleans).
 
     Returns:
         The cleaned document, with every sentence, its score and the decision on it.
@@ -52,6 +60,7 @@ def clean_document(
     model = model or load_model(settings.model_path)
     model.model  # noqa: B018 - load now: a missing model is a set-up error, not a page error
     run = _Run(raw, settings, model)
+    run.sites, run.learn_site = sites, learn_site
     try:
         run.clean()
     except _Failed as failure:
@@ -75,6 +84,33 @@ def clean_documents(
     model = model or load_model(settings.model_path)
     for raw in raws:
         yield clean_document(raw, settings=settings, model=model)
+
+
+def observe_site(
+    raw: RawDocument, sites: SiteTemplates, *, settings: CleanerSettings | None = None
+) -> str:
+    """Add a page's blocks to its site's statistics without cleaning it (the first pass).
+
+    Returns:
+        The page's site, ``""`` when it has none or cannot be parsed (nothing is learnt then).
+    """
+    settings = settings or _DEFAULT_SETTINGS
+    if raw.error or len(raw.body) > settings.max_document_bytes:
+        return ""
+    try:
+        body = raw.body
+        text = (
+            decode_body(body, content_type=raw.content_type, headers=raw.headers).text
+            if (isinstance(body, bytes))
+            else body
+        )
+        site = site_of(raw.url or find_page_url(text), key=sites.settings.site_key)
+        if site and text.strip() and not _is_plain_text(raw, text):
+            sites.observe(site, parse_blocks(text, parser=settings.parser))
+            return site
+    except (BinaryContent, TimeBudgetExceeded):
+        pass
+    return ""
 
 
 class PerplexityProcessor:
@@ -113,6 +149,9 @@ class _Run:
         self.error: str | None = None
         self.error_detail: str | None = None
         self.block_texts: list[str] = []
+        self.sites: SiteTemplates | None = None
+        self.learn_site = True
+        self.template_blocks: frozenset[int] = frozenset()
 
     def _lap(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -152,7 +191,23 @@ class _Run:
         t = self._lap("parse", t)
         if not blocks:
             raise _Failed(ErrorReason.EMPTY, "no text found in the page")
+        if self.sites is not None and not _is_plain_text(raw, text):
+            self._apply_site_templates(text, blocks)
         self._score_blocks(blocks)
+
+    def _apply_site_templates(self, text: str, blocks: list[Block]) -> None:
+        sites = self.sites
+        assert sites is not None
+        t = time.perf_counter()
+        site = site_of(self.raw.url or find_page_url(text), key=sites.settings.site_key)
+        if site:
+            flags = sites.template_blocks(site, blocks)
+            self.template_blocks = frozenset(
+                block.index for block, flag in zip(blocks, flags, strict=True) if flag
+            )
+            if self.learn_site:
+                sites.observe(site, blocks)
+        self._lap("site", t)
 
     def _score_blocks(self, blocks: list[Block]) -> None:
         t = time.perf_counter()
@@ -173,6 +228,13 @@ class _Run:
         decisions = decide_sentences(
             texts, perplexities, max_sentence_perplexity=self.settings.max_sentence_perplexity
         )
+        if self.template_blocks:
+            template = self.template_blocks
+            dropped = (False, DropReason.SITE_TEMPLATE)
+            decisions = [
+                dropped if b in template else decision
+                for b, decision in zip(block_of, decisions, strict=True)
+            ]
         keeps = [decision[0] for decision in decisions]
         reasons = [decision[1] for decision in decisions]
         columns = (texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)

@@ -1,0 +1,291 @@
+"""Site-level template detection (Yi & Liu, 2003): blocks that repeat across a site's pages.
+
+Pages of one site share a template: navigation, ads, footers and legal lines appear with the
+same presentation on page after page, while the article changes. For each site this module
+keeps the block signatures of its last ``window_pages`` pages and tells, for a block of a new
+page, how "templatey" it is:
+
+- ``share``: the fraction of the site's recent pages that carry the block's signature (its tag
+  path, our stand-in for Yi & Liu's presentation style, plus a hash of its normalised text);
+- ``path_entropy``: in the spirit of their NodeImp, the entropy of the texts found under the
+  block's tag path across those pages, normalised to [0, 1]. A path that always holds the same
+  text (a menu) scores near 0; one whose text changes with every page (the article body) near
+  1.
+
+The direct rule drops a block whose share reaches ``min_share`` once the site has at least
+``min_pages`` pages; the block labeller can use both numbers as features.
+
+State is bounded: at most ``max_sites`` sites (least recently seen evicted first), each with a
+ring of ``window_pages`` pages of at most ``max_blocks_per_page`` signatures. A page's
+signatures pack into a few hundred bytes (`pack_signatures`), which is how the streaming worker
+stores them in its changelog-backed table.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from .document import Block
+
+SITE_KEYS = ("host", "domain")
+
+# Second-level labels under which registrations sit one level deeper (example.co.uk). A small
+# offline list, not the Public Suffix List: `host` keying needs none of it.
+_SECOND_LEVEL = frozenset("co com net org gov ac edu ne or go mil gob nic".split())
+
+
+@dataclass(frozen=True, slots=True)
+class SiteSettings:
+    """Options of site-level template detection.
+
+    Attributes:
+        site_key: ``host`` (``news.example.com``) or ``domain`` (``example.com``).
+        window_pages: how many recent pages of a site are remembered.
+        min_pages: the rule applies only once a site has this many pages.
+        min_share: a block seen on at least this fraction of the remembered pages is template.
+        max_sites: sites tracked at once; the least recently seen is forgotten first.
+        max_blocks_per_page: signatures kept per page (the first ones in reading order).
+    """
+
+    site_key: str = "host"
+    window_pages: int = 30
+    min_pages: int = 5
+    min_share: float = 0.5
+    max_sites: int = 10_000
+    max_blocks_per_page: int = 400
+
+    def __post_init__(self) -> None:
+        if self.site_key not in SITE_KEYS:
+            raise ValueError(f"site_key must be one of {SITE_KEYS}, not {self.site_key!r}")
+        if not 0 < self.min_share <= 1:
+            raise ValueError("min_share must be in (0, 1]")
+        if self.window_pages < 1 or self.min_pages < 1 or self.max_sites < 1:
+            raise ValueError("window_pages, min_pages and max_sites must be at least 1")
+        if self.min_pages > self.window_pages:
+            raise ValueError("min_pages cannot exceed window_pages")
+
+
+def site_of(url: str, *, key: str = "host") -> str:
+    """The site a URL belongs to: its host without ``www.``, or its registered domain.
+
+    Returns:
+        ``""`` when the URL has no host.
+    """
+    try:
+        host = (urlsplit(url.strip()).hostname or "").rstrip(".")
+    except ValueError:
+        return ""
+    if host.startswith("www."):
+        host = host[4:]
+    if key == "domain" and not host.replace(".", "").isdigit():
+        labels = host.split(".")
+        keep = 3 if len(labels) >= 3 and labels[-2] in _SECOND_LEVEL and len(labels[-1]) == 2 else 2
+        host = ".".join(labels[-keep:])
+    return host
+
+
+_CANONICAL = re.compile(r"<link\b[^>]*\brel\s*=\s*[\"']?canonical\b[^>]*>", re.IGNORECASE)
+_OG_URL = re.compile(r"<meta\b[^>]*\bproperty\s*=\s*[\"']og:url[\"'][^>]*>", re.IGNORECASE)
+_BASE = re.compile(r"<base\b[^>]*>", re.IGNORECASE)
+_HREF = re.compile(r"\bhref\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
+_CONTENT = re.compile(r"\bcontent\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
+_LINK_HOST = re.compile(r"\b(?:href|src|action)\s*=\s*[\"']?https?://([\w.-]+)", re.IGNORECASE)
+
+
+def find_page_url(html: str) -> str:
+    """The page's own URL as it declares it, for pages that arrive without one.
+
+    Looks at ``<link rel=canonical>``, ``<meta property=og:url>`` and ``<base href>``, in that
+    order, then falls back to ``http://HOST/`` for the host most of the page's absolute links,
+    images and forms point to. Only the first 256 KiB are searched.
+
+    Returns:
+        A URL, or ``""`` when the page names no host at all.
+    """
+    head = html[:262144]
+    for tag_pattern, value_pattern in ((_CANONICAL, _HREF), (_OG_URL, _CONTENT), (_BASE, _HREF)):
+        tag = tag_pattern.search(head)
+        if tag is not None:
+            value = value_pattern.search(tag.group())
+            if value is not None:
+                return value.group(1)
+    hosts: dict[str, int] = {}
+    for found in _LINK_HOST.findall(head):
+        host = found.lower()
+        hosts[host] = hosts.get(host, 0) + 1
+    if not hosts:
+        return ""
+    return f"http://{max(hosts, key=hosts.__getitem__)}/"
+
+
+def _hash32(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def block_signatures(blocks: Sequence[Block], *, limit: int | None = None) -> list[int]:
+    """One 64-bit signature per block: its tag path's hash above its normalised text's hash.
+
+    Text is lower-cased, digit runs become ``0`` (dates, counters and prices change between
+    pages of one template) and white space is collapsed; the first 200 characters count.
+    """
+    signatures = []
+    for block in blocks[:limit] if limit is not None else blocks:
+        text = _DIGITS.sub("0", block.text[:200].lower())
+        signatures.append(_hash32(block.tag_path) << 32 | _hash32(text))
+    return signatures
+
+
+def pack_signatures(signatures: Iterable[int]) -> bytes:
+    """Signatures as little-endian uint64s (8 bytes each), for storage."""
+    packed = array("Q", signatures)
+    if packed.itemsize != 8:  # pragma: no cover - every platform CPython runs on has 8
+        raise RuntimeError("array('Q') is not 64-bit here")
+    return packed.tobytes()
+
+
+def unpack_signatures(data: bytes) -> list[int]:
+    return array("Q", data).tolist()
+
+
+@dataclass(frozen=True, slots=True)
+class BlockEvidence:
+    """What a site's history says about one block."""
+
+    share: float  # fraction of the site's remembered pages carrying this block's signature
+    path_entropy: float  # 0: the path always holds the same text; 1: always a new one
+    site_pages: int  # how many pages of the site are remembered
+
+
+class SiteStats:
+    """One site's last ``window`` pages: a ring of signature sets and their counts."""
+
+    __slots__ = ("_counts", "_path_texts", "pages", "window")
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.pages: list[tuple[int, ...]] = []  # oldest first
+        self._counts: dict[int, int] = {}
+        self._path_texts: dict[int, dict[int, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.pages)
+
+    @property
+    def n_signatures(self) -> int:
+        return len(self._counts)
+
+    def add_page(self, signatures: Iterable[int]) -> None:
+        """Remember one page (each signature counts once per page); forget the oldest."""
+        page = tuple(dict.fromkeys(signatures))
+        self.pages.append(page)
+        for signature in page:
+            self._counts[signature] = self._counts.get(signature, 0) + 1
+            texts = self._path_texts.setdefault(signature >> 32, {})
+            texts[signature & 0xFFFFFFFF] = texts.get(signature & 0xFFFFFFFF, 0) + 1
+        while len(self.pages) > self.window:
+            self._forget(self.pages.pop(0))
+
+    def _forget(self, page: tuple[int, ...]) -> None:
+        for signature in page:
+            left = self._counts[signature] - 1
+            if left:
+                self._counts[signature] = left
+            else:
+                del self._counts[signature]
+            path, text = signature >> 32, signature & 0xFFFFFFFF
+            texts = self._path_texts[path]
+            if texts[text] > 1:
+                texts[text] -= 1
+            else:
+                del texts[text]
+                if not texts:
+                    del self._path_texts[path]
+
+    def evidence(self, signatures: Sequence[int]) -> list[BlockEvidence]:
+        """The evidence on each of a page's blocks (the page itself not yet added)."""
+        n_pages = len(self.pages)
+        result = []
+        for signature in signatures:
+            count = self._counts.get(signature, 0)
+            result.append(
+                BlockEvidence(
+                    count / n_pages if n_pages else 0.0,
+                    self._entropy(signature >> 32),
+                    n_pages,
+                )
+            )
+        return result
+
+    def _entropy(self, path: int) -> float:
+        texts = self._path_texts.get(path)
+        if not texts:
+            return 1.0  # a path never seen before: nothing says it is template
+        total = sum(texts.values())
+        if total <= 1:
+            return 1.0
+        entropy = -sum(c / total * math.log(c / total) for c in texts.values())
+        return entropy / math.log(total)
+
+
+class SiteTemplates:
+    """Template statistics for many sites, bounded in sites and in pages per site.
+
+    Args:
+        settings: window, thresholds and caps.
+    """
+
+    def __init__(self, settings: SiteSettings | None = None) -> None:
+        self.settings = settings or SiteSettings()
+        self._sites: OrderedDict[str, SiteStats] = OrderedDict()
+        self.evicted_sites = 0
+
+    def __len__(self) -> int:
+        return len(self._sites)
+
+    def __contains__(self, site: object) -> bool:
+        return site in self._sites
+
+    @property
+    def n_signatures(self) -> int:
+        """Distinct signatures held over all sites (what memory grows with)."""
+        return sum(stats.n_signatures for stats in self._sites.values())
+
+    def stats(self, site: str) -> SiteStats:
+        """The site's statistics, created empty on first sight; marks it recently used."""
+        stats = self._sites.get(site)
+        if stats is None:
+            stats = self._sites[site] = SiteStats(self.settings.window_pages)
+            while len(self._sites) > self.settings.max_sites:
+                self._sites.popitem(last=False)
+                self.evicted_sites += 1
+        else:
+            self._sites.move_to_end(site)
+        return stats
+
+    def signatures(self, blocks: Sequence[Block]) -> list[int]:
+        return block_signatures(blocks, limit=self.settings.max_blocks_per_page)
+
+    def template_blocks(self, site: str, blocks: Sequence[Block]) -> list[bool]:
+        """Which blocks the direct rule calls template, from the site's pages seen so far."""
+        stats = self._sites.get(site)
+        if stats is None or len(stats) < self.settings.min_pages:
+            return [False] * len(blocks)
+        limit = self.settings.min_share
+        evidence = stats.evidence(self.signatures(blocks))
+        flags = [e.share >= limit for e in evidence]
+        return flags + [False] * (len(blocks) - len(flags))
+
+    def observe(self, site: str, blocks: Sequence[Block]) -> None:
+        """Add one page of ``site`` to its statistics."""
+        if site:
+            self.stats(site).add_page(self.signatures(blocks))
