@@ -201,12 +201,10 @@ class _Run:
         t = time.perf_counter()
         site = site_of(self.raw.url or find_page_url(text), key=sites.settings.site_key)
         if site:
-            flags = sites.template_blocks(site, blocks)
+            flags = sites.template_blocks(site, blocks, learn=self.learn_site)
             self.template_blocks = frozenset(
                 block.index for block, flag in zip(blocks, flags, strict=True) if flag
             )
-            if self.learn_site:
-                sites.observe(site, blocks)
         self._lap("site", t)
 
     def _score_blocks(self, blocks: list[Block]) -> None:

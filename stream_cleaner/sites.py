@@ -27,11 +27,12 @@ import math
 import re
 import zlib
 from array import array
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ._native import native_module
 from .document import Block
 
 SITE_KEYS = ("host", "domain")
@@ -52,6 +53,8 @@ class SiteSettings:
         min_share: a block seen on at least this fraction of the remembered pages is template.
         max_sites: sites tracked at once; the least recently seen is forgotten first.
         max_blocks_per_page: signatures kept per page (the first ones in reading order).
+        path_entropy: also keep what `SiteStats.path_entropy` needs (for the block labeller's
+            features; the direct rule does without).
     """
 
     site_key: str = "host"
@@ -60,6 +63,7 @@ class SiteSettings:
     min_share: float = 0.5
     max_sites: int = 10_000
     max_blocks_per_page: int = 400
+    path_entropy: bool = False
 
     def __post_init__(self) -> None:
         if self.site_key not in SITE_KEYS:
@@ -125,23 +129,30 @@ def find_page_url(html: str) -> str:
     return f"http://{max(hosts, key=hosts.__getitem__)}/"
 
 
-def _hash32(text: str) -> int:
-    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
-
-
-_DIGITS = re.compile(r"\d+")
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 def block_signatures(blocks: Sequence[Block], *, limit: int | None = None) -> list[int]:
-    """One 64-bit signature per block: its tag path's hash above its normalised text's hash.
+    """One 64-bit signature per block: its tag path's CRC-32 above its normalised text's.
 
-    Text is lower-cased, digit runs become ``0`` (dates, counters and prices change between
-    pages of one template) and white space is collapsed; the first 200 characters count.
+    Text is lower-cased and every run of digits becomes ``0`` (dates, counters and prices
+    change between pages of one template); the first 200 characters count. CRC-32, not ``hash()``:
+    signatures must be the same in every process, and across restarts.
     """
+    fast = native_module("signatures")
+    if fast is not None:
+        return fast.block_signatures(blocks, -1 if limit is None else limit)
+    crc32 = zlib.crc32
+    path_hashes: dict[str, int] = {}
     signatures = []
     for block in blocks[:limit] if limit is not None else blocks:
-        text = _DIGITS.sub("0", block.text[:200].lower())
-        signatures.append(_hash32(block.tag_path) << 32 | _hash32(text))
+        path_hash = path_hashes.get(block.tag_path)
+        if path_hash is None:
+            path_hash = path_hashes[block.tag_path] = crc32(block.tag_path.encode()) << 32
+        text = block.text[:200].lower().encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
+        while b"00" in text:
+            text = text.replace(b"00", b"0")
+        signatures.append(path_hash | crc32(text))
     return signatures
 
 
@@ -167,15 +178,24 @@ class BlockEvidence:
 
 
 class SiteStats:
-    """One site's last ``window`` pages: a ring of signature sets and their counts."""
+    """One site's last ``window`` pages: a ring of signature sets and their counts.
 
-    __slots__ = ("_counts", "_path_texts", "pages", "window")
+    With ``entropy`` on, per tag path it also keeps the number of (page, text) occurrences
+    ``T`` and the sum of ``c log c`` over its texts' counts ``S``, updated as pages come and
+    go, so a path's text entropy ``log T - S / T`` costs O(1) to read. The direct rule needs
+    only the counts, and the bookkeeping doubles the cost of adding a page, so it is off by
+    default.
+    """
 
-    def __init__(self, window: int) -> None:
+    __slots__ = ("_counts", "_path_texts", "_path_totals", "entropy", "pages", "window")
+
+    def __init__(self, window: int, *, entropy: bool = False) -> None:
         self.window = window
-        self.pages: list[tuple[int, ...]] = []  # oldest first
+        self.entropy = entropy
+        self.pages: deque[tuple[int, ...]] = deque()  # oldest first
         self._counts: dict[int, int] = {}
         self._path_texts: dict[int, dict[int, int]] = {}
+        self._path_totals: dict[int, list[float]] = {}  # path -> [T, S]
 
     def __len__(self) -> int:
         return len(self.pages)
@@ -184,57 +204,79 @@ class SiteStats:
     def n_signatures(self) -> int:
         return len(self._counts)
 
+    def count(self, signature: int) -> int:
+        """On how many of the remembered pages the signature appears."""
+        return self._counts.get(signature, 0)
+
     def add_page(self, signatures: Iterable[int]) -> None:
         """Remember one page (each signature counts once per page); forget the oldest."""
         page = tuple(dict.fromkeys(signatures))
         self.pages.append(page)
+        counts = self._counts
         for signature in page:
-            self._counts[signature] = self._counts.get(signature, 0) + 1
-            texts = self._path_texts.setdefault(signature >> 32, {})
-            texts[signature & 0xFFFFFFFF] = texts.get(signature & 0xFFFFFFFF, 0) + 1
+            counts[signature] = counts.get(signature, 0) + 1
+        if self.entropy:
+            for signature in page:
+                self._change_text(signature >> 32, signature & 0xFFFFFFFF, +1)
         while len(self.pages) > self.window:
-            self._forget(self.pages.pop(0))
+            self._forget(self.pages.popleft())
 
     def _forget(self, page: tuple[int, ...]) -> None:
+        counts = self._counts
         for signature in page:
-            left = self._counts[signature] - 1
+            left = counts[signature] - 1
             if left:
-                self._counts[signature] = left
+                counts[signature] = left
             else:
-                del self._counts[signature]
-            path, text = signature >> 32, signature & 0xFFFFFFFF
-            texts = self._path_texts[path]
-            if texts[text] > 1:
-                texts[text] -= 1
-            else:
-                del texts[text]
-                if not texts:
-                    del self._path_texts[path]
+                del counts[signature]
+        if self.entropy:
+            for signature in page:
+                self._change_text(signature >> 32, signature & 0xFFFFFFFF, -1)
+
+    def _change_text(self, path: int, text: int, step: int) -> None:
+        texts = self._path_texts.setdefault(path, {})
+        before = texts.get(text, 0)
+        after = before + step
+        if after:
+            texts[text] = after
+        else:
+            del texts[text]
+        totals = self._path_totals.setdefault(path, [0.0, 0.0])
+        totals[0] += step
+        totals[1] += _c_log_c(after) - _c_log_c(before)
+        if not texts:
+            del self._path_texts[path], self._path_totals[path]
 
     def evidence(self, signatures: Sequence[int]) -> list[BlockEvidence]:
         """The evidence on each of a page's blocks (the page itself not yet added)."""
         n_pages = len(self.pages)
-        result = []
-        for signature in signatures:
-            count = self._counts.get(signature, 0)
-            result.append(
-                BlockEvidence(
-                    count / n_pages if n_pages else 0.0,
-                    self._entropy(signature >> 32),
-                    n_pages,
-                )
+        return [
+            BlockEvidence(
+                self._counts.get(signature, 0) / n_pages if n_pages else 0.0,
+                self.path_entropy(signature >> 32),
+                n_pages,
             )
-        return result
+            for signature in signatures
+        ]
 
-    def _entropy(self, path: int) -> float:
-        texts = self._path_texts.get(path)
-        if not texts:
-            return 1.0  # a path never seen before: nothing says it is template
-        total = sum(texts.values())
-        if total <= 1:
-            return 1.0
-        entropy = -sum(c / total * math.log(c / total) for c in texts.values())
-        return entropy / math.log(total)
+    def path_entropy(self, path: int) -> float:
+        """The entropy of the texts seen under a tag path, in [0, 1]; 1 for unseen paths.
+
+        Raises:
+            ValueError: when the statistics were made without ``entropy``.
+        """
+        if not self.entropy:
+            raise ValueError("path entropy needs SiteStats(entropy=True)")
+        totals = self._path_totals.get(path)
+        if totals is None or totals[0] <= 1:
+            return 1.0  # nothing says it is template
+        total, sum_c_log_c = totals
+        entropy = math.log(total) - sum_c_log_c / total
+        return min(1.0, max(0.0, entropy / math.log(total)))
+
+
+def _c_log_c(count: int) -> float:
+    return count * math.log(count) if count > 1 else 0.0
 
 
 class SiteTemplates:
@@ -264,7 +306,9 @@ class SiteTemplates:
         """The site's statistics, created empty on first sight; marks it recently used."""
         stats = self._sites.get(site)
         if stats is None:
-            stats = self._sites[site] = SiteStats(self.settings.window_pages)
+            stats = self._sites[site] = SiteStats(
+                self.settings.window_pages, entropy=self.settings.path_entropy
+            )
             while len(self._sites) > self.settings.max_sites:
                 self._sites.popitem(last=False)
                 self.evicted_sites += 1
@@ -275,15 +319,28 @@ class SiteTemplates:
     def signatures(self, blocks: Sequence[Block]) -> list[int]:
         return block_signatures(blocks, limit=self.settings.max_blocks_per_page)
 
-    def template_blocks(self, site: str, blocks: Sequence[Block]) -> list[bool]:
-        """Which blocks the direct rule calls template, from the site's pages seen so far."""
-        stats = self._sites.get(site)
+    def template_blocks(
+        self, site: str, blocks: Sequence[Block], *, learn: bool = False
+    ) -> list[bool]:
+        """Which blocks the direct rule calls template, from the site's pages seen so far.
+
+        Args:
+            site: the page's site (`site_of`).
+            blocks: the page's blocks.
+            learn: then add the page to the site's statistics (a stream's way).
+        """
+        signatures = self.signatures(blocks)
+        stats = self.stats(site) if learn else self._sites.get(site)
         if stats is None or len(stats) < self.settings.min_pages:
-            return [False] * len(blocks)
-        limit = self.settings.min_share
-        evidence = stats.evidence(self.signatures(blocks))
-        flags = [e.share >= limit for e in evidence]
-        return flags + [False] * (len(blocks) - len(flags))
+            flags = [False] * len(blocks)
+        else:
+            needed = self.settings.min_share * len(stats)
+            count = stats.count
+            flags = [count(signature) >= needed for signature in signatures]
+            flags += [False] * (len(blocks) - len(flags))
+        if learn:
+            stats.add_page(signatures)
+        return flags
 
     def observe(self, site: str, blocks: Sequence[Block]) -> None:
         """Add one page of ``site`` to its statistics."""

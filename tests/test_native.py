@@ -117,6 +117,24 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
         assert normalize_many([text]) == normalize_many(["caf\u00e9 \u00b4 \u6771", text])[1:]
 
 
+def test_native_block_signatures_equal_the_reference(native, monkeypatch):
+    from stream_cleaner import sites
+
+    rnd = random.Random(5)
+    alphabet = [*"aB 0123456789.-", "\u00c9t\u00e9", "\u6771", "\ud800", "00", "9" * 5]
+    blocks = [
+        Block(i, "".join(rnd.choices(alphabet, k=rnd.randint(0, 300))), "p",
+              rnd.choice(["html body p", "html body div \u00e9 p"]), 3, 0.0,
+              False, False, False, False, False)
+        for i in range(3000)
+    ]  # fmt: skip
+    fast = native["signatures"].block_signatures(blocks, -1)
+    assert native["signatures"].block_signatures(blocks, 10) == fast[:10]
+    monkeypatch.setattr(sites, "native_module", lambda name: None)
+    assert sites.block_signatures(blocks) == fast
+    assert sites.block_signatures(blocks, limit=10) == fast[:10]
+
+
 def test_modules_built_for_other_versions_are_not_used():
     assert version_mismatch({"selectolax": "0.0.1"}) == (
         "built for selectolax 0.0.1, but "

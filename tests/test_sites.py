@@ -103,7 +103,7 @@ def test_signatures_ignore_numbers_and_case_but_not_the_tag_path():
 
 
 def test_path_entropy_separates_menus_from_article_slots():
-    stats = SiteStats(window=10)
+    stats = SiteStats(window=10, entropy=True)
     menu, body = 1 << 32, 2 << 32
     for n in range(10):
         stats.add_page([menu | 7, body | n])
@@ -111,6 +111,11 @@ def test_path_entropy_separates_menus_from_article_slots():
     assert same.share == 1.0 and same.path_entropy == pytest.approx(0.0)
     assert changing.share == 0.0 and changing.path_entropy == pytest.approx(1.0)
     assert unseen.path_entropy == 1.0 and unseen.site_pages == 10
+    for n in range(10, 30):  # the window moves on: the menu's text changes too
+        stats.add_page([menu | n, body | n])
+    assert stats.evidence([menu | 29])[0].path_entropy == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="entropy"):
+        SiteStats(window=3).path_entropy(menu >> 32)
 
 
 def test_memory_is_bounded_in_sites_pages_and_signatures():
