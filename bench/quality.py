@@ -132,6 +132,8 @@ def run_dataset(
         outputs[name] = texts
         started = time.perf_counter()
         for label, subset in scored.items():
+            if not any(p.gold is not None for p in subset):
+                continue  # a --limit too small for any test-split page
             summary, _ = score_outputs(subset, texts)
             results.append(
                 Result(label, name, system.version, summary, row.pages_per_second, row.failures)
@@ -165,6 +167,15 @@ def score_published(
         mine, _ = score_outputs(covered, ours[peer])
         rows.append((folder, peer, theirs, mine))
     return rows
+
+
+def save_outputs(folder: Path, outputs: dict[str, dict[str, str]]) -> None:
+    """Write each system's texts as ``folder/SYSTEM/NAME.txt`` (UTF-8)."""
+    for system, texts in outputs.items():
+        target = folder / system
+        target.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            (target / f"{name}.txt").write_text(text, encoding="utf-8")
 
 
 def format_results(results: Sequence[Result], dataset: str) -> str:
@@ -210,7 +221,7 @@ def plot(results: Sequence[Result], path: Path) -> None:
 
     datasets = [d for d in ("cleaneval-test", "dragnet-test", "dragnet-all", "cleaneval-dev")
                 if any(r.dataset == d for r in results)]  # fmt: skip
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     cols = min(2, len(datasets))
     rows = (len(datasets) + cols - 1) // cols
@@ -224,6 +235,7 @@ def plot(results: Sequence[Result], path: Path) -> None:
             ax.annotate(r.system, (r.pages_per_second, r.summary.f1), fontsize=7,
                         xytext=(4, 3), textcoords="offset points")  # fmt: skip
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("pages/s, one core (log)")
@@ -254,6 +266,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cpu", type=int, default=CPU_DEFAULT, help="the CPU to pin to (1)")
     parser.add_argument(
         "--warmup-pages", type=int, default=throughput.WARMUP_PAGES_DEFAULT, metavar="N"
+    )
+    parser.add_argument(
+        "--save-outputs",
+        action="store_true",
+        help="also write every system's texts to OUT/outputs/DATASET/SYSTEM/NAME.txt "
+        "(score them again with `stream-cleaner evaluate --outputs`)",
     )
     parser.add_argument("--verbose", action="store_true", help="let the systems log")
     args = parser.parse_args(argv)
@@ -291,6 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes[dataset] = len(pages)
         found, outputs = run_dataset(dataset, pages, systems, args.warmup_pages)
         results += found
+        if args.save_outputs:
+            save_outputs(args.out / "outputs" / dataset, outputs)
         if dataset == "cleaneval-test":
             published = score_published(pages, outputs, DATA_DIR)
 
