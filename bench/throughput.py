@@ -49,11 +49,13 @@ class PassResult:
         failures: pages the system failed on (a peer's exception, a stream-cleaner error).
         empty: pages for which the system returned no text, failures included.
         failures_by_reason: failures by stream-cleaner error reason, or under the peer's name.
+        texts: the text the system returned for each input, in order (quality.py scores it).
     """
 
     failures: int
     empty: int
     failures_by_reason: dict[str, int]
+    texts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +99,14 @@ class Row:
         return self.input_bytes / 1e6 / self.seconds
 
 
-def build_stream_cleaner(name: str) -> System:
-    """Build stream-cleaner with the parser backend that ``name`` stands for.
+def build_stream_cleaner(name: str, settings: Any = None) -> System:
+    """Build stream-cleaner with the parser backend that ``name`` stands for, or ``settings``.
 
     The language model is loaded here; its lazy parts load in the warm-up pass, untimed.
 
     Args:
-        name: a key of :data:`STREAM_CLEANER_PARSERS`.
+        name: a key of :data:`STREAM_CLEANER_PARSERS`, or any name when ``settings`` is given.
+        settings: the ``CleanerSettings`` to run with (quality.py: one per mode).
 
     Returns:
         The system: ``clean_document`` on each page's raw bytes, the shared default model.
@@ -117,7 +120,8 @@ def build_stream_cleaner(name: str) -> System:
     from stream_cleaner.lm import load_model
 
     # STREAM_CLEANER_* variables apply (e.g. STREAM_CLEANER_MODEL_PATH to time another model)
-    settings = CleanerSettings.from_env().with_options(parser=STREAM_CLEANER_PARSERS[name])
+    if settings is None:
+        settings = CleanerSettings.from_env().with_options(parser=STREAM_CLEANER_PARSERS[name])
     load_model(settings.model_path)
 
     def prepare(pages: Sequence[Page]) -> list[Any]:
@@ -126,13 +130,15 @@ def build_stream_cleaner(name: str) -> System:
     def run(raws: list[Any]) -> PassResult:
         reasons: Counter[str] = Counter()
         empty = 0
+        texts = []
         for raw in raws:
             doc = clean_document(raw, settings=settings)
             if doc.error is not None:
                 reasons[doc.error] += 1
             if not doc.text:
                 empty += 1
-        return PassResult(reasons.total(), empty, dict(reasons))
+            texts.append(doc.text)
+        return PassResult(reasons.total(), empty, dict(reasons), tuple(texts))
 
     return System(name, _installed_version("stream-cleaner"), prepare, run)
 
@@ -160,11 +166,14 @@ def build_peer(name: str) -> System:
     def run(texts: list[Any]) -> PassResult:
         failed_before = peers.FAILURES[name]
         empty = 0
+        outputs = []
         for text in texts:
-            if not extract(text):
+            output = extract(text)
+            if not output:
                 empty += 1
+            outputs.append(output)
         failures = peers.FAILURES[name] - failed_before
-        return PassResult(failures, empty, {name: failures} if failures else {})
+        return PassResult(failures, empty, {name: failures} if failures else {}, tuple(outputs))
 
     return System(name, peers.peer_version(name), prepare, run)
 
@@ -189,12 +198,25 @@ def measure(system: System, pages: Sequence[Page]) -> Row:
     Returns:
         The system's figures over the timed pass.
     """
+    return measure_pass(system, pages)[0]
+
+
+def measure_pass(system: System, pages: Sequence[Page]) -> tuple[Row, PassResult]:
+    """Time one pass of a warmed-up system over all the pages, keeping what it returned.
+
+    Args:
+        system: the system under test.
+        pages: the pages of the timed pass.
+
+    Returns:
+        The system's figures over the timed pass, and the pass's result (its texts too).
+    """
     inputs = system.prepare(pages)
     gc.collect()
     start = time.perf_counter()
     result = system.run(inputs)
     seconds = time.perf_counter() - start
-    return Row(
+    row = Row(
         system=system.name,
         version=system.version,
         pages=len(pages),
@@ -204,6 +226,7 @@ def measure(system: System, pages: Sequence[Page]) -> Row:
         empty=result.empty,
         failures_by_reason=result.failures_by_reason,
     )
+    return row, result
 
 
 def format_table(rows: Sequence[Row]) -> str:
@@ -229,15 +252,18 @@ def format_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def pin_to_one_core() -> str:
-    """Pin this process to :data:`BENCH_CPU` so every system gets the same single core.
+def pin_to_one_core(cpu: int = BENCH_CPU) -> str:
+    """Pin this process to one CPU so every system gets the same single core.
+
+    Args:
+        cpu: the CPU to run on (default :data:`BENCH_CPU`).
 
     Returns:
         A note on the CPUs the process may run on afterwards.
     """
     if not hasattr(os, "sched_setaffinity"):
         return "not pinned (no sched_setaffinity on this platform)"
-    os.sched_setaffinity(0, {BENCH_CPU})
+    os.sched_setaffinity(0, {cpu})
     return f"pinned to CPU {sorted(os.sched_getaffinity(0))}"
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .evaluate import LAYOUTS, SPLITS
 from .settings import PARSERS, CleanerSettings
 from .sites import SITE_KEYS, SiteSettings, SiteTemplates
 
@@ -152,6 +153,44 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "summary and one cleaned page.",
     )
     p.add_argument("paths", nargs="*", metavar="PATH")
+    _add_cleaner_options(p)
+
+    p = commands.add_parser(
+        "evaluate",
+        help="score stream-cleaner (or a folder of outputs) against gold text",
+        description="Score against hand-cleaned gold text, with three scorers named in the "
+        "output: CleanEval word alignment (precision, recall, F1; per-page average and pooled), "
+        "word Levenshtein similarity 1-d/max(|output|,|gold|) and bag-of-tokens F1. PATH holds "
+        "html/NAME.html and gold/NAME.txt: a CleanEval split (pages wrapped in <text id=..>, "
+        "gold with a URL: line and <p>/<h>/<l> markers), Dragnet, or any benchmark in that "
+        "shape. By default stream-cleaner cleans the pages; --outputs scores a folder of "
+        "NAME.txt texts another system extracted instead.",
+    )
+    p.add_argument("path", metavar="PATH", help="folder with html/ and gold/")
+    p.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="auto",
+        help="cleaneval: unwrap <text id=..> pages; generic: pages as they are; auto "
+        "(default): cleaneval when the first page is wrapped",
+    )
+    p.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="all",
+        help="pages of the fixed train/test split by a hash of the file name, as used for "
+        "Dragnet (default: all)",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N pages")
+    p.add_argument("--outputs", metavar="DIR", help="score the NAME.txt files of DIR instead")
+    p.add_argument(
+        "--missing",
+        choices=("empty", "skip"),
+        default="empty",
+        help="a page with no file in --outputs counts as an empty output (default) or is left out",
+    )
+    p.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    p.add_argument("--per-page", metavar="PATH", help="also write per-page scores (TSV)")
     _add_cleaner_options(p)
 
     p = commands.add_parser(
@@ -400,6 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "clean": _cmd_clean,
         "train-lm": _cmd_train_lm,
         "demo": _cmd_demo,
+        "evaluate": _cmd_evaluate,
         "topics": _cmd_topics,
         "worker": _cmd_worker,
         "produce": _cmd_produce,
@@ -630,6 +670,69 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         )
         print(last.text[:3000])
     return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from . import evaluate
+
+    if args.limit is not None and args.limit < 1:
+        raise ValueError("--limit must be at least 1")
+    pages = evaluate.read_pages(args.path, layout=args.layout, split=args.split, limit=args.limit)
+    with_gold = [page for page in pages if page.gold is not None]
+    if not with_gold:
+        raise ValueError(f"no page of {args.path} has a gold file")
+    if args.outputs:
+        system = f"outputs in {args.outputs}"
+        outputs = evaluate.read_outputs(args.outputs, [page.name for page in with_gold])
+        speed = ""
+    else:
+        from .lm import load_model
+
+        settings = _settings(args)
+        load_model(settings.model_path).model  # noqa: B018 - fail now, before any page
+        system = f"stream-cleaner {_describe_settings(settings)}"
+        started = time.perf_counter()
+        outputs = evaluate.clean_pages(with_gold, settings)
+        elapsed = time.perf_counter() - started
+        speed = f"; cleaned in {elapsed:.1f} s, {len(with_gold) / elapsed:.1f} pages/s"
+    summary, scores = evaluate.score_outputs(with_gold, outputs, missing=args.missing)
+    missing = ""
+    if summary.missing:
+        how = "scored as empty" if args.missing == "empty" else "left out"
+        missing = f"; {summary.missing} pages without output {how}"
+    layout = evaluate.detect_layout(Path(args.path)) if args.layout == "auto" else args.layout
+    print(
+        f"{args.path} ({layout} layout, split {args.split}): {summary.pages} pages scored, "
+        f"{len(pages) - len(with_gold)} without gold skipped{missing}\n"
+        f"system: {system}{speed}\n"
+    )
+    print(evaluate.format_summary(summary))
+    if args.json:
+        import json
+
+        figures = {"path": args.path, "system": system, "split": args.split}
+        Path(args.json).write_text(json.dumps(figures | summary.to_dict(), indent=2) + "\n")
+    if args.per_page:
+        with open(args.per_page, "w", encoding="utf-8") as out:
+            out.write("page\tprecision\trecall\tf1\tlevenshtein\tbag_f1\n")
+            for s in scores:
+                a = s.alignment
+                out.write(
+                    f"{s.name}\t{a.precision:.4f}\t{a.recall:.4f}\t{a.f1:.4f}\t"
+                    f"{s.levenshtein:.4f}\t{s.bag_f1:.4f}\n"
+                )
+    return 0
+
+
+def _describe_settings(settings: CleanerSettings) -> str:
+    """The settings that change what is kept, for a report's heading."""
+    parts = [f"max perplexity {settings.max_sentence_perplexity:g}", f"parser {settings.parser}"]
+    mode = getattr(settings, "mode", None)  # the block labeller's modes, once they exist
+    if mode is not None:
+        parts.insert(0, f"mode {mode}")
+    if settings.model_path:
+        parts.append(f"model {settings.model_path}")
+    return "(" + ", ".join(parts) + ")"
 
 
 def _cmd_topics(args: argparse.Namespace) -> int:

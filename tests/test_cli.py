@@ -24,7 +24,7 @@ def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize(
-    "command", [[], ["perplexity"], ["strip-tags"], ["clean"], ["train-lm"], ["demo"]]
+    "command", [[], ["perplexity"], ["strip-tags"], ["clean"], ["train-lm"], ["demo"], ["evaluate"]]
 )
 def test_every_command_has_help(command):
     done = run(*command, "--help")
