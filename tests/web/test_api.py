@@ -366,3 +366,10 @@ def test_the_worker_serves_the_demo_and_api(tmp_path):
             assert request(url + "/healthz")[0] == 200
     finally:
         runtime_of(off).executor.shutdown(wait=False)
+
+
+def test_serve_refuses_a_missing_model(capsys):
+    from stream_cleaner.cli import main
+
+    assert main(["serve", "--add-model", "x=/nonexistent/model.klm"]) == 1
+    assert "no model file /nonexistent/model.klm" in capsys.readouterr().err

@@ -35,8 +35,10 @@
   $("url").disabled = !config.fetch_urls;
 
   const slider = $("threshold");
-  const limitOf = () => Math.round(Math.pow(10, Number(slider.value)));
-  slider.value = String(Math.min(SLIDER_MAX, Math.max(SLIDER_MIN, Math.log10(config.max_perplexity))));
+  // the server's default limit exactly, until the slider is moved (its steps are rounded)
+  let limit = config.max_perplexity;
+  const limitOf = () => limit;
+  slider.value = String(Math.min(SLIDER_MAX, Math.max(SLIDER_MIN, Math.log10(limit))));
   let result = null;  // the last answer of /api/clean
 
   function showLimit() {
@@ -151,7 +153,11 @@
     svg.setAttribute("data-limit", String(limit));
   }
 
-  slider.addEventListener("input", () => { showLimit(); reclassify(); });
+  slider.addEventListener("input", () => {
+    limit = Math.round(Math.pow(10, Number(slider.value)));
+    showLimit();
+    reclassify();
+  });
 
   $("clean-form").addEventListener("submit", async (event) => {
     event.preventDefault();
