@@ -204,7 +204,7 @@ class DemoApi:
         """The named model (``default`` when ``name`` is None).
 
         Raises:
-            ApiError: 422 for a name the registry does not have.
+            ApiError: 422 for a name the registry does not have, 500 when its file is missing.
         """
         name = DEFAULT_MODEL_NAME if name is None else name
         if not isinstance(name, str) or name not in self.models:
@@ -214,7 +214,10 @@ class DemoApi:
                 f"unknown model {name!r}; known: {', '.join(self.models)}",
                 models=list(self.models),
             )
-        return name, load_model(self.models[name] or DEFAULT_MODEL_PATH)
+        path = Path(self.models[name] or DEFAULT_MODEL_PATH)
+        if not path.is_file():
+            raise ApiError(500, "model_unavailable", f"the file of model {name!r} is missing")
+        return name, load_model(path)
 
     async def run(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``func(*args, **kwargs)`` on the executor, within the request time limit.

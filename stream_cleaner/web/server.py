@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..settings import CleanerSettings
-from .api import DemoApi
+from .api import DemoApi, error_response
 from .config import WebSettings
 
 if TYPE_CHECKING:
@@ -20,8 +20,22 @@ def create_web_app(
     from aiohttp import web
 
     api = DemoApi(web_settings, cleaner)
+
+    @web.middleware
+    async def json_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+        """aiohttp's own 404 and 405 answers, as JSON errors under /api/."""
+        try:
+            return await handler(request)
+        except web.HTTPException as exc:
+            if not request.path.startswith("/api/") or exc.status < 400:
+                raise
+            code = exc.reason.lower().replace(" ", "_")
+            return error_response(
+                exc.status, code, f"{request.method} {request.path}: {exc.reason}"
+            )
+
     # aiohttp's own cap applies to request.read(); the API reads bodies itself with its limit
-    app = web.Application(client_max_size=api.web.max_body_bytes)
+    app = web.Application(client_max_size=api.web.max_body_bytes, middlewares=[json_errors])
     api.add_routes(app)
 
     async def index(request: web.Request) -> web.Response:

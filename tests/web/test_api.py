@@ -11,7 +11,7 @@ import pytest
 
 from stream_cleaner.annotations import read_annotation
 from stream_cleaner.settings import CleanerSettings
-from stream_cleaner.web.api import ROUTES, modes, resolve_under
+from stream_cleaner.web.api import ROUTES, ApiError, modes, resolve_under
 from stream_cleaner.web.config import WebSettings, parse_model_specs
 from stream_cleaner.web.fetch import is_public_address
 from stream_cleaner.web.server import create_web_app
@@ -373,3 +373,40 @@ def test_serve_refuses_a_missing_model(capsys):
 
     assert main(["serve", "--add-model", "x=/nonexistent/model.klm"]) == 1
     assert "no model file /nonexistent/model.klm" in capsys.readouterr().err
+
+
+def test_unknown_routes_and_methods_answer_json(base):
+    status, answer = request(base + "/api/nothing")
+    assert (status, answer["error"]["code"]) == (404, "not_found")
+    status, answer = request(base + "/api/clean")
+    assert (status, answer["error"]["code"]) == (405, "method_not_allowed")
+
+
+def test_a_model_whose_file_is_missing_is_a_server_error(tmp_path):
+    settings = WebSettings(models=(("gone", str(tmp_path / "gone.klm")),))
+    with running(create_web_app(settings)) as url:
+        status, answer = clean(url, text=ARTICLE, model="gone")
+    assert (status, answer["error"]["code"]) == (500, "model_unavailable")
+
+
+def test_modes_follow_the_settings_module(monkeypatch):
+    """Modes come from settings.MODES when it exists; mode reaches the settings only when
+    CleanerSettings has the field (both sides of the mode work's merge)."""
+    import stream_cleaner.settings as settings_module
+    from stream_cleaner.web.api import DemoApi, settings_have_mode
+
+    monkeypatch.setattr(settings_module, "MODES", ("perplexity", "other"), raising=False)
+    api = DemoApi()
+    try:
+        assert api.config()["modes"] == ["perplexity", "other"]
+        assert api._mode_of("other") == "other"
+        with pytest.raises(ApiError, match="unknown mode"):
+            api._mode_of("corpus")
+        settings = api.settings_for("perplexity", 100.0)
+        assert settings.max_sentence_perplexity == 100.0
+        if settings_have_mode():
+            assert settings.mode == "perplexity"
+        monkeypatch.delattr(settings_module, "MODES")
+        assert api.config()["modes"] == ["perplexity"]
+    finally:
+        api.close()
