@@ -15,8 +15,9 @@ DEFAULT_MODEL_NAME = "default"
 MAX_BODY_BYTES_DEFAULT = 2 * 1024 * 1024
 # Wall-clock seconds a request may spend cleaning; also caps the core's per-page time budget.
 MAX_REQUEST_SECONDS_DEFAULT = 10.0
-# Longest text `GET /api/perplexity` scores.
-MAX_TEXT_CHARS_DEFAULT = 10_000
+# Longest text `GET /api/perplexity` scores: it is in the query, and aiohttp caps a request
+# line at 8 KiB.
+MAX_TEXT_CHARS_DEFAULT = 2_000
 FETCH_TIMEOUT_SECONDS_DEFAULT = 10.0
 MAX_FETCH_BYTES_DEFAULT = 2 * 1024 * 1024
 MAX_FETCH_REDIRECTS = 5
