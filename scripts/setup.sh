@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Install everything stream-cleaner needs on a fresh Debian 12 machine (Python 3.11):
-# Debian build packages, a virtualenv at .venv with the package, its dev tools and its compiled
-# speed-ups (stream_cleaner/_native), KenLM's training tools (lmplz, build_binary) in
-# .cache/kenlm/bin, the Tansu Kafka-protocol broker in .cache/tansu/bin, and, when
-# ../shared/data is there, the benchmark pages unpacked into .cache/data. Safe to run again: it
-# skips what is done.
+# Debian build packages (and chromium, for the web demo's browser tests), a virtualenv at .venv
+# with the package, its dev tools and its compiled speed-ups (stream_cleaner/_native), KenLM's
+# training tools (lmplz, build_binary) in .cache/kenlm/bin, the Tansu Kafka-protocol broker in
+# .cache/tansu/bin, and, when ../shared/data is there, the benchmark pages unpacked into
+# .cache/data. Safe to run again: it skips what is done.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +15,7 @@ python="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 source scripts/apt-packages.sh
 install_apt_packages python3-venv python3-dev build-essential cmake \
     libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev \
-    zlib1g-dev libbz2-dev liblzma-dev
+    zlib1g-dev libbz2-dev liblzma-dev chromium
 
 if [[ ! -x .venv/bin/python ]]; then
     "$python" -m venv .venv
@@ -25,7 +25,7 @@ want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     echo "installing stream-cleaner into .venv (kenlm compiles: about a minute)"
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,stream,native]"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,stream,native,web,browser]"
     echo "$want" >"$stamp"
 fi
 

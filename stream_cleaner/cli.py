@@ -365,6 +365,45 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loglevel", default="info", help="Faust log level (default info)")
     _add_cleaner_options(p)
 
+    p = commands.add_parser(
+        "serve",
+        help="serve the web demo and HTTP API",
+        description="Serve the web demo (GET /demo) and the HTTP API (POST /api/clean, GET "
+        "/api/perplexity, the annotation routes; described at GET /api/openapi.json). Options "
+        "default to STREAM_CLEANER_WEB_* variables (MAX_BODY_BYTES, MODELS, FETCH_URLS...). "
+        "Ctrl-C stops it.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default %(default)s)")
+    p.add_argument("--port", type=int, default=8080, help="port (default %(default)s)")
+    p.add_argument(
+        "--add-model",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="offer another KenLM model under NAME (repeatable); 'default' is --model",
+    )
+    p.add_argument(
+        "--fetch-urls",
+        action="store_true",
+        default=None,
+        help="allow /api/clean to fetch a url (http/https, public addresses only)",
+    )
+    p.add_argument(
+        "--fetch-private",
+        action="store_true",
+        default=None,
+        help="with --fetch-urls, also fetch loopback, private and link-local addresses",
+    )
+    p.add_argument("--fetch-timeout", type=float, help="seconds one fetch may take (default 10)")
+    p.add_argument("--max-fetch-bytes", type=int, help="largest fetched page (default 2 MiB)")
+    p.add_argument("--max-body-bytes", type=int, help="largest request body (default 2 MiB)")
+    p.add_argument(
+        "--max-request-seconds", type=float, help="cleaning time per request (default 10)"
+    )
+    p.add_argument("--pages-dir", help="folder of HTML pages the annotation view may open")
+    p.add_argument("--annotations-dir", help="folder where the annotation view saves labels")
+    _add_cleaner_options(p)
+
     return parser.parse_args(argv)
 
 
@@ -445,6 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "produce": _cmd_produce,
         "tail": _cmd_tail,
         "stack": _cmd_stack,
+        "serve": _cmd_serve,
     }[args.command]
     try:
         return handler(args)
@@ -898,6 +938,31 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         if created:
             log.warning("created the topics %s", ", ".join(created))
     return run_worker(create_app(settings), loglevel=args.loglevel)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .lm import DEFAULT_MODEL_PATH
+    from .web.config import WebSettings, parse_model_specs
+    from .web.server import create_web_app, run_server
+
+    web = WebSettings.from_env()
+    web = web.with_options(
+        models=web.models + parse_model_specs(args.add_model) or None,
+        fetch_urls=args.fetch_urls,
+        fetch_private=args.fetch_private,
+        fetch_timeout_seconds=args.fetch_timeout,
+        max_fetch_bytes=args.max_fetch_bytes,
+        max_body_bytes=args.max_body_bytes,
+        max_request_seconds=args.max_request_seconds,
+        pages_dir=args.pages_dir,
+        annotations_dir=args.annotations_dir,
+    )
+    cleaner = _settings(args)
+    for path in [cleaner.model_path, *(path for _, path in web.models)]:
+        if not Path(path or DEFAULT_MODEL_PATH).is_file():
+            raise FileNotFoundError(f"no model file {path}")
+    run_server(create_web_app(web, cleaner), host=args.host, port=args.port)
+    return 0
 
 
 def _partitions(count: int | None) -> str:

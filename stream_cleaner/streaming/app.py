@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .. import __version__
 from ..settings import CleanerSettings, values_from_env
+from ..web.config import WebSettings
 from .metrics import WorkerMetrics
 from .records import MAX_PAGE_BYTES_DEFAULT
 from .topics import (
@@ -76,6 +77,7 @@ class WorkerSettings:
         request_timeout_seconds: how long one broker request may take.
         commit_interval_seconds: how often acknowledged offsets are committed.
         datadir: Faust's data directory (unused without tables); a temporary one if ``None``.
+        web: the web demo and API served beside the probes (``STREAM_CLEANER_WEB_*``).
     """
 
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
@@ -96,6 +98,7 @@ class WorkerSettings:
     request_timeout_seconds: float = REQUEST_TIMEOUT_SECONDS_DEFAULT
     commit_interval_seconds: float = COMMIT_INTERVAL_SECONDS_DEFAULT
     datadir: str | None = None
+    web: WebSettings = field(default_factory=WebSettings)
 
     def __post_init__(self) -> None:
         names = self.topic_names
@@ -146,16 +149,17 @@ class WorkerSettings:
 
         ``STREAM_CLEANER_WORKER_<FIELD>`` for this class's own fields (``..._GROUP_ID``,
         ``..._BATCH_SIZE``, ``..._WEB_PORT``, ``..._INPUT_TOPIC``...),
-        ``STREAM_CLEANER_KAFKA_*`` for `KafkaSettings` and ``STREAM_CLEANER_*`` for
-        `CleanerSettings`. Empty variables count as unset.
+        ``STREAM_CLEANER_KAFKA_*`` for `KafkaSettings`, ``STREAM_CLEANER_WEB_*`` for `WebSettings`
+        and ``STREAM_CLEANER_*`` for `CleanerSettings`. Empty variables count as unset.
 
         Raises:
             ValueError: a variable has a value the settings do not accept.
         """
-        values = values_from_env(cls, WORKER_ENV_PREFIX, environ, skip=("kafka", "cleaner"))
+        values = values_from_env(cls, WORKER_ENV_PREFIX, environ, skip=("kafka", "cleaner", "web"))
         return cls(
             kafka=KafkaSettings.from_env(environ),
             cleaner=CleanerSettings.from_env(environ),
+            web=WebSettings.from_env(environ),
             **values,
         )
 

@@ -7,6 +7,9 @@
   and the consumer service has started; it has then either an assignment or is waiting for
   one (a group with more workers than partitions leaves some idle, and they are still
   ready). 503 otherwise. The JSON body shows each check and the assigned partitions.
+- The web demo and API (``/demo``, ``/api/...``, `web.api.ROUTES`), unless
+  ``STREAM_CLEANER_WEB_ENABLED=false``: the same handlers as ``stream-cleaner serve``, cleaning
+  on the worker's cleaning thread, so a demo request waits for the batch in progress.
 """
 
 from __future__ import annotations
@@ -39,8 +42,29 @@ def readiness(app: faust.App, runtime: WorkerRuntime) -> dict[str, Any]:
     }
 
 
+def register_demo(app: faust.App, runtime: WorkerRuntime) -> None:
+    """Add the routes of `web.api.ROUTES` as Faust views calling the shared handlers."""
+    import faust
+
+    from ..web.api import ROUTES, DemoApi
+
+    api = DemoApi(runtime.settings.web, runtime.settings.cleaner, executor=runtime.executor)
+    for route in ROUTES:
+        handler = api.handler(route.name)
+
+        async def call(
+            view: faust.web.View, request: faust.web.Request, handler: Any = handler
+        ) -> Any:
+            return await handler(request)
+
+        name = "demo_" + route.name
+        app.page(route.path, name=name)(type(name, (faust.web.View,), {route.method.lower(): call}))
+
+
 def register_views(app: faust.App, runtime: WorkerRuntime) -> None:
-    """Add the three pages to ``app``'s web server."""
+    """Add the three pages, and the demo and API unless disabled, to ``app``'s web server."""
+    if runtime.settings.web.enabled:
+        register_demo(app, runtime)
 
     @app.page("/metrics")
     async def metrics(view: faust.web.View, request: faust.web.Request) -> faust.web.Response:

@@ -1,0 +1,98 @@
+"""`WebSettings`: every limit and option of the web demo and API, defaults in one place."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..settings import values_from_env
+
+WEB_ENV_PREFIX = "STREAM_CLEANER_WEB_"
+DEFAULT_MODEL_NAME = "default"
+# A request body (JSON with a page inside) larger than this is refused with 413.
+MAX_BODY_BYTES_DEFAULT = 2 * 1024 * 1024
+# Wall-clock seconds a request may spend cleaning; also caps the core's per-page time budget.
+MAX_REQUEST_SECONDS_DEFAULT = 10.0
+# Longest text `GET /api/perplexity` scores: it is in the query, and aiohttp caps a request
+# line at 8 KiB.
+MAX_TEXT_CHARS_DEFAULT = 2_000
+FETCH_TIMEOUT_SECONDS_DEFAULT = 10.0
+MAX_FETCH_BYTES_DEFAULT = 2 * 1024 * 1024
+MAX_FETCH_REDIRECTS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class WebSettings:
+    """Options of the web demo and API.
+
+    Attributes:
+        enabled: whether the worker serves the demo and API beside its probes.
+        max_body_bytes: larger request bodies are refused with 413.
+        max_request_seconds: cleaning time per request; past it the answer is 503.
+        max_text_chars: longest text ``/api/perplexity`` accepts (413 above).
+        models: extra named models as ``((name, path), ...)``; ``default`` is always the
+            cleaner's own model (the bundled one unless configured).
+        fetch_urls: whether ``/api/clean`` may fetch a ``url``; off by default.
+        fetch_private: whether fetching may reach loopback, private, link-local or other
+            non-public addresses; off by default.
+        fetch_timeout_seconds: time limit of one fetch, redirects included.
+        max_fetch_bytes: larger fetched pages are refused with 413.
+        pages_dir: folder whose HTML files the annotation view may open by path.
+        annotations_dir: folder where the annotation view saves labels; saving is off
+            without it.
+    """
+
+    enabled: bool = True
+    max_body_bytes: int = MAX_BODY_BYTES_DEFAULT
+    max_request_seconds: float = MAX_REQUEST_SECONDS_DEFAULT
+    max_text_chars: int = MAX_TEXT_CHARS_DEFAULT
+    models: tuple[tuple[str, str], ...] = ()
+    fetch_urls: bool = False
+    fetch_private: bool = False
+    fetch_timeout_seconds: float = FETCH_TIMEOUT_SECONDS_DEFAULT
+    max_fetch_bytes: int = MAX_FETCH_BYTES_DEFAULT
+    pages_dir: str | None = None
+    annotations_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_body_bytes < 1 or self.max_fetch_bytes < 1 or self.max_text_chars < 1:
+            raise ValueError("max_body_bytes, max_fetch_bytes and max_text_chars must be positive")
+        if self.max_request_seconds <= 0 or self.fetch_timeout_seconds <= 0:
+            raise ValueError("max_request_seconds and fetch_timeout_seconds must be positive")
+        names = [name for name, _ in self.models]
+        if DEFAULT_MODEL_NAME in names or len(set(names)) != len(names):
+            raise ValueError(f"model names must be unique and not {DEFAULT_MODEL_NAME!r}")
+
+    def with_options(self, **changes: Any) -> WebSettings:
+        """A copy with the given fields changed; ``None`` values are ignored."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> WebSettings:
+        """Settings from ``STREAM_CLEANER_WEB_<FIELD>`` variables, defaults for the rest.
+
+        ``STREAM_CLEANER_WEB_MODELS`` lists extra models as ``name=path,name=path``.
+        """
+        environ = os.environ if environ is None else environ
+        values = values_from_env(cls, WEB_ENV_PREFIX, environ, skip=("models",))
+        models = parse_model_specs((environ.get(WEB_ENV_PREFIX + "MODELS") or "").split(","))
+        return cls(models=models, **values)
+
+
+def parse_model_specs(specs: list[str] | tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``["name=path", ...]`` as ``(("name", "path"), ...)``; blank entries are skipped.
+
+    Raises:
+        ValueError: an entry is not ``name=path``.
+    """
+    pairs = []
+    for spec in specs:
+        if not spec.strip():
+            continue
+        name, sep, path = spec.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise ValueError(f"a model is given as NAME=PATH, not {spec!r}")
+        pairs.append((name.strip(), path.strip()))
+    return tuple(pairs)

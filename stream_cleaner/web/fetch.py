@@ -1,0 +1,175 @@
+"""Fetching a page by URL for ``/api/clean``: http and https only, every address checked.
+
+The host is resolved and every address it resolves to must be public (not loopback, private,
+link-local, multicast, reserved or unspecified) unless private addresses are allowed. The
+connection is made to the checked addresses only (a resolver that checks, so a second DNS
+answer cannot swap them), redirects are followed by hand and each hop is checked the same
+way, and the body is read up to a size cap within one timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from .config import MAX_FETCH_REDIRECTS
+
+
+class FetchError(Exception):
+    """A URL that may not or could not be fetched; ``status`` is the HTTP answer to give."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A fetched page: its final URL, body, and response headers."""
+
+    url: str
+    body: bytes
+    headers: dict[str, str]
+
+
+def is_public_address(address: str) -> bool:
+    """Whether an IP address is a globally routable unicast address."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def check_url(url: str) -> tuple[str, int]:
+    """The host and port of an http(s) URL.
+
+    Raises:
+        FetchError: another scheme, or no host.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise FetchError(422, "invalid_url", f"not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https"):
+        raise FetchError(422, "invalid_url", "only http and https URLs can be fetched")
+    if not parts.hostname:
+        raise FetchError(422, "invalid_url", "the URL has no host")
+    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+async def resolve_checked(host: str, port: int, *, allow_private: bool) -> list[dict[str, Any]]:
+    """Resolve ``host`` and check every address; aiohttp's resolver result format.
+
+    Raises:
+        FetchError: the host does not resolve (502), or one of its addresses is not public
+            and private addresses are not allowed (403).
+    """
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise FetchError(502, "fetch_failed", f"cannot resolve {host}: {exc}") from None
+    if not infos:
+        raise FetchError(502, "fetch_failed", f"{host} has no address")
+    results = []
+    for family, _, proto, _, sockaddr in infos:
+        address = str(sockaddr[0])
+        if not allow_private and not is_public_address(address):
+            raise FetchError(
+                403,
+                "address_not_allowed",
+                f"{host} resolves to {address}, a non-public address; this server does not "
+                "fetch loopback, private or link-local addresses",
+            )
+        results.append(
+            {
+                "hostname": host,
+                "host": address,
+                "port": sockaddr[1],
+                "family": family,
+                "proto": proto,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        )
+    return results
+
+
+def _checked_resolver(allow_private: bool) -> Any:
+    from aiohttp.abc import AbstractResolver
+
+    class CheckedResolver(AbstractResolver):
+        async def resolve(
+            self, host: str, port: int = 0, family: int = socket.AF_INET
+        ) -> list[dict[str, Any]]:
+            try:
+                return await resolve_checked(host, port, allow_private=allow_private)
+            except FetchError as exc:
+                raise OSError(exc.message) from exc
+
+        async def close(self) -> None:
+            return None
+
+    return CheckedResolver()
+
+
+async def fetch_url(
+    url: str, *, timeout_seconds: float, max_bytes: int, allow_private: bool
+) -> Fetched:
+    """Fetch ``url`` with the checks of this module.
+
+    Raises:
+        FetchError: the URL may not be fetched, the fetch failed or timed out, or the page
+            is larger than ``max_bytes``.
+    """
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(resolver=_checked_resolver(allow_private), force_close=True)
+    timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+    try:
+        async with aiohttp.ClientSession(
+            connector=connector, timeout=timeout, trust_env=False
+        ) as session:
+            return await asyncio.wait_for(
+                _fetch(session, url, max_bytes=max_bytes, allow_private=allow_private),
+                timeout_seconds,
+            )
+    except FetchError:
+        raise
+    except TimeoutError:
+        raise FetchError(504, "fetch_timeout", f"no answer within {timeout_seconds:g} s") from None
+    except aiohttp.ClientError as exc:
+        cause = exc.__cause__ or exc
+        if isinstance(cause, OSError) and isinstance(cause.__cause__, FetchError):
+            raise cause.__cause__ from None
+        raise FetchError(502, "fetch_failed", f"fetching failed: {exc}") from None
+
+
+async def _fetch(session: Any, url: str, *, max_bytes: int, allow_private: bool) -> Fetched:
+    for _ in range(MAX_FETCH_REDIRECTS + 1):
+        host, port = check_url(url)
+        # IP literals skip the resolver: check them (and names, for a clear error) here
+        await resolve_checked(host, port, allow_private=allow_private)
+        async with session.get(url, allow_redirects=False) as response:
+            if response.status in (301, 302, 303, 307, 308) and "Location" in response.headers:
+                url = urljoin(url, response.headers["Location"])
+                continue
+            if response.status >= 400:
+                raise FetchError(502, "fetch_failed", f"the server answered {response.status}")
+            length = response.content_length
+            if length is not None and length > max_bytes:
+                raise FetchError(413, "fetch_too_large", f"the page is over {max_bytes} bytes")
+            chunks, size = [], 0
+            async for chunk in response.content.iter_chunked(65536):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise FetchError(413, "fetch_too_large", f"the page is over {max_bytes} bytes")
+                chunks.append(chunk)
+            return Fetched(url=url, body=b"".join(chunks), headers=dict(response.headers))
+    raise FetchError(502, "fetch_failed", f"more than {MAX_FETCH_REDIRECTS} redirects")
