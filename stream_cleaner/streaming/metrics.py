@@ -12,7 +12,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 if TYPE_CHECKING:
@@ -50,6 +57,9 @@ class WorkerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
+        # process_resident_memory_bytes, process_cpu_seconds_total...: the dashboard's memory
+        # and CPU panels, without a node exporter (Linux only; elsewhere it exports nothing)
+        ProcessCollector(registry=r)
         self.documents_received = Counter(
             PREFIX + "documents_received", "Input messages taken from the input topic.", registry=r
         )
