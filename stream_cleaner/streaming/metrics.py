@@ -12,14 +12,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Final
 
-from prometheus_client import (
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    ProcessCollector,
-    generate_latest,
-)
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 if TYPE_CHECKING:
@@ -59,6 +52,8 @@ class WorkerMetrics:
         r = self.registry
         # process_resident_memory_bytes, process_cpu_seconds_total...: the dashboard's memory
         # and CPU panels, without a node exporter (Linux only; elsewhere it exports nothing)
+        from prometheus_client import ProcessCollector
+
         ProcessCollector(registry=r)
         self.documents_received = Counter(
             PREFIX + "documents_received", "Input messages taken from the input topic.", registry=r

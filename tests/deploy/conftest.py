@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from ..conftest import REPO
+from ..streaming.conftest import broker  # noqa: F401  (the real broker, for the Job and worker test)
 
 CHART = REPO / "helm" / "stream-cleaner"
 CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
