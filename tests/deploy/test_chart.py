@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,15 +63,16 @@ def _with(**changes: Any) -> dict[str, Any]:
     return values
 
 
+def _scalar_fields(settings: object) -> list[str]:
+    """The fields of a settings dataclass that hold a value, not nested settings."""
+    return [f.name for f in fields(settings) if not is_dataclass(getattr(settings, f.name))]
+
+
 def _worker_variables() -> set[str]:
     """Every STREAM_CLEANER_* variable the worker reads (`WorkerSettings.from_env`)."""
-    names = {ENV_PREFIX + f.name.upper() for f in fields(CleanerSettings)}
-    names |= {KAFKA_ENV_PREFIX + f.name.upper() for f in fields(KafkaSettings)}
-    names |= {
-        WORKER_ENV_PREFIX + f.name.upper()
-        for f in fields(WorkerSettings)
-        if f.name not in ("kafka", "cleaner")
-    }
+    names = {ENV_PREFIX + name.upper() for name in _scalar_fields(CleanerSettings())}
+    names |= {KAFKA_ENV_PREFIX + name.upper() for name in _scalar_fields(KafkaSettings())}
+    names |= {WORKER_ENV_PREFIX + name.upper() for name in _scalar_fields(WorkerSettings())}
     return names
 
 
@@ -210,14 +211,14 @@ def test_every_setting_reaches_the_worker() -> None:
     # the values file changes every setting the chart manages, so each one is proven wired;
     # a setting the worker gains later must be wired too, or be named here
     unchanged = {
-        f.name
+        name
         for obj, default in (
             (settings, WorkerSettings()),
             (settings.kafka, KafkaSettings()),
             (settings.cleaner, CleanerSettings()),
         )
-        for f in fields(obj)
-        if getattr(obj, f.name) == getattr(default, f.name)
+        for name in _scalar_fields(obj)
+        if getattr(obj, name) == getattr(default, name)
     }
     assert unchanged - LEFT_TO_THE_WORKER == set()
 
