@@ -3,7 +3,8 @@
 # Debian build packages (and chromium, for the web demo's browser tests), a virtualenv at .venv
 # with the package, its dev tools and its compiled speed-ups (stream_cleaner/_native), KenLM's
 # training tools (lmplz, build_binary) in .cache/kenlm/bin, the Tansu Kafka-protocol broker in
-# .cache/tansu/bin, and, when ../shared/data is there, the benchmark pages unpacked into
+# .cache/tansu/bin, Prometheus's promtool in .cache/prometheus/bin (unpacked, never run as a
+# service), and, when ../shared/data is there, the benchmark pages unpacked into
 # .cache/data. Safe to run again: it skips what is done.
 set -euo pipefail
 
@@ -25,7 +26,7 @@ want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     echo "installing stream-cleaner into .venv (kenlm compiles: about a minute)"
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,stream,native,web,browser]"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,stream,native,web,browser,deploy]"
     echo "$want" >"$stamp"
 fi
 
@@ -45,6 +46,7 @@ fi
 
 bash scripts/build-kenlm-tools.sh
 bash scripts/install-tansu.sh
+bash scripts/install-prometheus.sh
 
 if [[ -d ../shared/data/eval ]]; then
     bash bench/setup-data.sh

@@ -200,7 +200,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "scores, dead letters) through the broker's admin API, or list them with their "
         "partitions. Nothing relies on the broker's auto-creation. Connection settings come "
         "from STREAM_CLEANER_KAFKA_* variables (BOOTSTRAP_SERVERS, SECURITY_PROTOCOL, "
-        "SASL_MECHANISM, SASL_USERNAME, SASL_PASSWORD, SSL_CAFILE).",
+        "SASL_MECHANISM, SASL_USERNAME, SASL_PASSWORD, SSL_CAFILE); topic names from the "
+        "worker's STREAM_CLEANER_WORKER_*_TOPIC variables (INPUT, DOCUMENTS, SENTENCE_SCORES, "
+        "DEAD_LETTER), else the defaults.",
     )
     topic_commands = p.add_subparsers(dest="topics_command", required=True, metavar="ACTION")
     create = topic_commands.add_parser(
@@ -779,15 +781,23 @@ def _cmd_topics(args: argparse.Namespace) -> int:
     _require_stream_extra()
     from dataclasses import replace
 
+    from .settings import values_from_env
     from .streaming import topics
+    from .streaming.app import WORKER_ENV_PREFIX, WorkerSettings
 
     if args.timeout <= 0:
         raise ValueError("--timeout must be positive")
     kafka = topics.KafkaSettings.from_env()
     if args.bootstrap_servers:
         kafka = replace(kafka, bootstrap_servers=args.bootstrap_servers)
+    # the worker's own topic names (STREAM_CLEANER_WORKER_*_TOPIC), so that a deployment that
+    # renames them creates the topics its workers read and write
+    names = values_from_env(WorkerSettings, WORKER_ENV_PREFIX, skip=("kafka", "cleaner"))
     options = {
-        "input_topic": args.input_topic,
+        "input_topic": args.input_topic or names.get("input_topic"),
+        "documents_topic": names.get("documents_topic"),
+        "sentence_scores_topic": names.get("sentence_scores_topic"),
+        "dead_letter_topic": names.get("dead_letter_topic"),
         "partitions": getattr(args, "partitions", None),
         "replication_factor": getattr(args, "replication_factor", None),
         "retention_ms": getattr(args, "retention_ms", None),

@@ -50,6 +50,11 @@ class WorkerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
+        # process_resident_memory_bytes, process_cpu_seconds_total...: the dashboard's memory
+        # and CPU panels, without a node exporter (Linux only; elsewhere it exports nothing)
+        from prometheus_client import ProcessCollector
+
+        ProcessCollector(registry=r)
         self.documents_received = Counter(
             PREFIX + "documents_received", "Input messages taken from the input topic.", registry=r
         )

@@ -1,0 +1,331 @@
+"""The Grafana dashboard and the Prometheus alert rules under deploy/.
+
+Every metric they name must be one the worker exports: checked against the worker's registry,
+and against the /metrics page of a real worker that the chart's own settings start (after the
+chart's topic Job created its topics on a real broker). promtool checks the rules and runs
+their unit tests (deploy/prometheus/alerts.test.yaml).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import REPO
+from .conftest import (
+    CHART,
+    container,
+    container_env,
+    load_values,
+    need_module,
+    need_promtool,
+    objects,
+    only,
+)
+
+DASHBOARD = REPO / "deploy" / "grafana" / "stream-cleaner.json"
+RULES = REPO / "deploy" / "prometheus" / "alerts.yaml"
+RULE_TESTS = REPO / "deploy" / "prometheus" / "alerts.test.yaml"
+# series that Prometheus itself makes for every target
+PROMETHEUS_SERIES = {"up"}
+# a metric name: the word before a selector, a range or the end of a sub-expression
+_NAME = re.compile(r"\b((?:stream_cleaner|process)_[a-z0-9_]+|up)\b(?=\s*(?:\{|\[|\)|$|\s))")
+WORKER_SECONDS = 90.0
+LAG_SECONDS = 20.0
+
+
+def _dashboard_exprs() -> list[str]:
+    dashboard = json.loads(DASHBOARD.read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    exprs += [v["definition"] for v in dashboard["templating"]["list"] if v.get("type") == "query"]
+    return exprs
+
+
+def _rule_exprs() -> list[str]:
+    yaml = need_module("yaml")
+    groups = yaml.safe_load(RULES.read_text())["groups"]
+    return [rule["expr"] for group in groups for rule in group["rules"]]
+
+
+def _names(exprs: list[str]) -> set[str]:
+    return {name for expr in exprs for name in _NAME.findall(expr)}
+
+
+def _sample_names(registry: Any) -> set[str]:
+    """Every sample name the registry's families can expose, labelled or not yet."""
+    suffixes = {
+        "counter": ("_total", "_created"),
+        "histogram": ("_bucket", "_count", "_sum", "_created"),
+        "summary": ("", "_count", "_sum", "_created"),
+        "gauge": ("",),
+    }
+    names = set()
+    for family in registry.collect():
+        names.update(family.name + s for s in suffixes.get(family.type, ("",)))
+        names.update(sample.name for sample in family.samples)
+    return names
+
+
+def _scraped_names(text: str) -> set[str]:
+    return {
+        re.split(r"[{ ]", line, maxsplit=1)[0]
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
+
+
+def test_the_name_pattern_finds_metric_names() -> None:
+    expr = (
+        "histogram_quantile(0.9, sum by (le) "
+        '(rate(stream_cleaner_stage_duration_seconds_bucket{job=~"$job"}[5m])))'
+        " / up + process_resident_memory_bytes"
+    )
+    assert _names([expr]) == {
+        "stream_cleaner_stage_duration_seconds_bucket",
+        "up",
+        "process_resident_memory_bytes",
+    }
+
+
+def test_dashboard_and_rules_use_metrics_the_worker_registers() -> None:
+    need_module("faust")
+    from stream_cleaner.streaming.app import WorkerSettings, create_app, runtime_of
+
+    app = create_app(WorkerSettings(group_id=f"names-{uuid.uuid4().hex[:8]}"))
+    exported = _sample_names(runtime_of(app).metrics.registry)
+    used = _names(_dashboard_exprs()) | _names(_rule_exprs())
+    assert len(used) >= 15
+    assert used - exported - PROMETHEUS_SERIES == set()
+
+
+def test_dashboard_shows_what_operators_need() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    panels = [p for p in dashboard["panels"] if p["type"] != "row"]
+    ids = [p["id"] for p in dashboard["panels"]]
+    assert len(ids) == len(set(ids))
+    titles = {p["title"] for p in panels}
+    for title in (
+        "Documents per second",
+        "Bytes per second",
+        "Kept-sentence ratio",
+        "Sentence perplexity",
+        "Stage latency p50",
+        "Stage latency p95",
+        "Stage latency p99",
+        "Dead letters by reason",
+        "Consumer lag per partition",
+        "Workers",
+        "Memory (resident)",
+    ):
+        assert title in titles
+    heatmap = next(p for p in panels if p["title"] == "Sentence perplexity")
+    assert heatmap["type"] == "heatmap"
+    assert heatmap["targets"][0]["format"] == "heatmap"
+    assert "_bucket" in heatmap["targets"][0]["expr"]
+    for panel in panels:
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+        for target in panel["targets"]:
+            # every query is scoped to the selected workers
+            assert 'job=~"$job"' in target["expr"], target["expr"]
+    names = {v["name"] for v in dashboard["templating"]["list"]}
+    assert names == {"datasource", "job"}
+
+
+def test_rules_file_is_what_the_chart_renders() -> None:
+    yaml = need_module("yaml")
+    rule = only(
+        objects({"kafka": {"bootstrapServers": "k:9092"}, "prometheusRule": {"enabled": True}}),
+        "PrometheusRule",
+    )
+    assert yaml.safe_load(RULES.read_text()) == rule["spec"]
+    alerts = {r["alert"] for r in rule["spec"]["groups"][0]["rules"]}
+    assert alerts == {
+        "StreamCleanerLagGrowing",
+        "StreamCleanerStalled",
+        "StreamCleanerDeadLetterRateHigh",
+        "StreamCleanerWorkerDown",
+        "StreamCleanerAbsent",
+    }
+
+
+def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> None:
+    promtool = need_promtool()
+    yaml = need_module("yaml")
+    # the chart's rules with other thresholds and another release name check out too
+    values = load_values(CHART / "ci" / "prometheusrule-values.yaml")
+    rule = only(objects(values, release="crawl-cleaner"), "PrometheusRule")
+    exprs = [r["expr"] for r in rule["spec"]["groups"][0]["rules"]]
+    assert all('job="crawl-cleaner-stream-cleaner"' in expr for expr in exprs)
+    chart_rules = tmp_path / "chart-rules.yaml"
+    chart_rules.write_text(yaml.safe_dump(rule["spec"]))
+    for path in (RULES, chart_rules):
+        result = subprocess.run(
+            [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "SUCCESS: 5 rules found" in result.stdout
+    result = subprocess.run(
+        [promtool, "test", "rules", str(RULE_TESTS)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout
+
+
+# --- a real worker, started with the chart's settings ---------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except OSError:
+        return 0, b""
+
+
+def _metric(text: str, name: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def _tail(path: Path) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-30:])
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The image's entrypoint (``stream-cleaner``) with ``args``, under this interpreter."""
+    return subprocess.run(
+        [sys.executable, "-m", "stream_cleaner", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+async def _produce(servers: str, topic: str, pages: list[bytes]) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=servers)
+    await producer.start()
+    try:
+        for n, page in enumerate(pages):
+            await producer.send_and_wait(topic, page, headers=[("id", f"p{n}".encode())])
+    finally:
+        await producer.stop()
+
+
+@pytest.mark.broker
+def test_chart_job_and_worker_on_a_real_broker(broker: str, tmp_path: Path) -> None:
+    """The Job's command creates the topics; the worker's command and environment clean pages;
+    the probes answer; /metrics has every metric of the dashboard and the rules."""
+    tag = uuid.uuid4().hex[:8]
+    values = load_values(CHART / "ci" / "topics-job-values.yaml")
+    values["kafka"]["bootstrapServers"] = broker
+    values["topics"] = {
+        "input": f"d{tag}.raw-html.v1",
+        "documents": f"d{tag}.documents.v1",
+        "sentenceScores": f"d{tag}.sentence-scores.v1",
+        "deadLetter": f"d{tag}.dead-letter.v1",
+        "partitions": 2,
+    }
+    values["topicsJob"]["replicationFactor"] = None
+    values["worker"] = {"groupId": f"g{tag}", "webPort": _free_port(), "batchWithinSeconds": 0.2}
+    objs = objects(values)
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("STREAM_CLEANER_")}
+
+    job = container(objs, "Job")
+    result = _run(job["args"], {**base_env, **container_env(objs, "Job")})
+    assert result.returncode == 0, result.stderr
+    created = [line.split() for line in result.stdout.splitlines()]
+    assert [(name, outcome, n) for name, outcome, n, *_ in created] == [
+        (values["topics"][role], "created", "2")
+        for role in ("input", "documents", "sentenceScores", "deadLetter")
+    ]
+
+    worker = container(objs)
+    env = {
+        **base_env,
+        **container_env(objs),
+        "STREAM_CLEANER_WORKER_WEB_HOST": "127.0.0.1",
+        "STREAM_CLEANER_WORKER_LAG_INTERVAL_SECONDS": "1",  # the first lag measure sooner
+    }
+    base = f"http://127.0.0.1:{values['worker']['webPort']}"
+    log = tmp_path / "worker.log"
+    samples = sorted((REPO / "stream_cleaner" / "samples").glob("*.html"))
+    pages = [path.read_bytes() for path in samples] + [b""]  # an empty page: a dead letter
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "stream_cleaner", *worker["args"]],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+        )
+    try:
+        asyncio.run(_produce(broker, values["topics"]["input"], pages))
+        deadline = time.monotonic() + WORKER_SECONDS
+        text = ""
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, _tail(log)
+            status, body = _get(f"{base}/metrics")
+            text = body.decode()
+            done = _metric(text, "stream_cleaner_documents_cleaned_total")
+            done += sum(
+                float(line.split()[-1])
+                for line in text.splitlines()
+                if line.startswith("stream_cleaner_documents_dead_lettered_total{")
+            )
+            if status == 200 and done == len(pages):
+                break
+            time.sleep(0.3)
+        else:
+            pytest.fail(f"the worker did not clean {len(pages)} pages:\n{_tail(log)}")
+
+        # the probes of the chart answer on the worker's port
+        for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+            assert worker[probe]["httpGet"]["path"] == path
+            status, body = _get(base + path)
+            assert status == 200, body
+
+        # labelled series appear with their first value: the lag with its first measure
+        used = _names(_dashboard_exprs()) | _names(_rule_exprs())
+        deadline = time.monotonic() + LAG_SECONDS
+        while (missing := used - _scraped_names(text) - PROMETHEUS_SERIES) and (
+            time.monotonic() < deadline
+        ):
+            time.sleep(0.5)
+            text = _get(f"{base}/metrics")[1].decode()
+        assert missing == set()
+        assert _metric(text, "process_resident_memory_bytes") > 0
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, _tail(log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
