@@ -18,8 +18,17 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY stream_cleaner ./stream_cleaner
-# wheels first (kenlm compiles here), then a venv installed from those wheels alone
+COPY scripts/build_native.py ./scripts/
+# Wheels first (kenlm compiles here). Then the native speed-ups, compiled in a throw-away venv
+# against exactly the selectolax and kenlm wheels just built (their headers come from their
+# sdists on PyPI), and the stream-cleaner wheel again, now carrying them. Last, the runtime
+# venv, installed from those wheels alone.
 RUN python -m pip wheel --wheel-dir /wheels ".[stream]" \
+    && python -m venv /opt/native-build \
+    && /opt/native-build/bin/pip install --no-index --find-links /wheels selectolax kenlm \
+    && /opt/native-build/bin/pip install "cython>=3.0" "setuptools>=77" \
+    && /opt/native-build/bin/python scripts/build_native.py \
+    && python -m pip wheel --no-deps --wheel-dir /wheels . \
     && python -m venv /opt/stream-cleaner \
     && /opt/stream-cleaner/bin/pip install --no-index --find-links /wheels "stream-cleaner[stream]"
 
