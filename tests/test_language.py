@@ -1,0 +1,55 @@
+"""Language identification: pages, blocks in other scripts, bounded metric labels."""
+
+import pytest
+
+from stream_cleaner.language import (
+    UNKNOWN,
+    dominant_script,
+    identifier,
+    metric_label,
+    script_of,
+)
+
+PAGES = {
+    "de": "Der schnelle braune Fuchs springt über den faulen Hund und läuft in den Wald.",
+    "zh": "北京是中华人民共和国的首都，也是全国的政治和文化中心。",
+    "ja": "東京は日本の首都であり、世界で最も人口の多い都市の一つです。",
+    "th": "กรุงเทพมหานครเป็นเมืองหลวงและนครที่มีประชากรมากที่สุดของประเทศไทย",
+    "ar": "القاهرة هي عاصمة جمهورية مصر العربية وأكبر مدنها من حيث عدد السكان.",
+    "ru": "Москва является столицей Российской Федерации и крупнейшим городом страны.",
+    "en": "The quick brown fox jumps over the lazy dog and runs into the forest.",
+}
+
+
+@pytest.mark.parametrize("code", sorted(PAGES))
+def test_pages_in_six_scripts_are_identified(code):
+    found = identifier().identify(PAGES[code])
+    assert found.code == code
+    assert found.confidence > 0.5
+    assert script_of(code) == dominant_script(PAGES[code])
+
+
+def test_blocks_in_another_script_get_their_own_language():
+    more_german = (
+        "Die Stadtverwaltung hat am Dienstag einen neuen Haushalt für die Bibliotheken beschlossen."
+    )
+    page, codes = identifier().identify_page(
+        ["Startseite", PAGES["de"], more_german, PAGES["ja"], "Impressum", PAGES["ru"]]
+    )
+    assert page.code == "de"
+    assert codes == ["de", "de", "de", "ja", "de", "ru"]
+    more_japanese = "今日の東京は晴れで、最高気温は二十度になる見込みです。"
+    page, codes = identifier().identify_page(["ホーム", PAGES["ja"], more_japanese, PAGES["en"]])
+    assert (page.code, codes) == ("ja", ["ja", "ja", "ja", "en"])
+
+
+def test_text_without_letters_is_undetermined():
+    assert identifier().identify("12:30 --- 4,50 € | * * *").code == UNKNOWN
+    page, codes = identifier().identify_page(["---", "123"])
+    assert page.code == UNKNOWN and codes == [UNKNOWN, UNKNOWN]
+
+
+def test_metric_labels_are_a_closed_set():
+    assert metric_label("de") == "de"
+    assert metric_label(UNKNOWN) == UNKNOWN
+    assert metric_label("gd") == "other"
