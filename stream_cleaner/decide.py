@@ -12,8 +12,9 @@ class DropReason:
     HIGH_PERPLEXITY = "high_perplexity"  # above max_sentence_perplexity: the paper's method
     NO_WORDS = "no_words"  # no letter at all: separators, page numbers, lone symbols
     TIME_BUDGET = "time_budget"  # the document ran out of time before it was scored
+    BOILERPLATE = "boilerplate"  # in a block the labeller (corpus/article mode) drops
 
-    ALL = (HIGH_PERPLEXITY, NO_WORDS, TIME_BUDGET)
+    ALL = (HIGH_PERPLEXITY, NO_WORDS, TIME_BUDGET, BOILERPLATE)
 
 
 class ErrorReason:

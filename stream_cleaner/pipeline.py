@@ -7,6 +7,7 @@ that does not exist).
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from .decide import DropReason, ErrorReason, decide_sentence
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
+from .labeller import block_kinds, label_blocks, load_labeller
 from .lm import LanguageModel, load_model, normalize_many, perplexity
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
 from .segment import split_sentences
@@ -51,6 +53,8 @@ def clean_document(
     settings = settings or _DEFAULT_SETTINGS
     model = model or load_model(settings.model_path)
     model.model  # noqa: B018 - load now: a missing model is a set-up error, not a page error
+    if settings.mode != "perplexity":
+        load_labeller(settings.mode, settings.labeller_path)  # the same for the labeller
     run = _Run(raw, settings, model)
     try:
         run.clean()
@@ -89,7 +93,10 @@ class PerplexityProcessor:
         self, perpl_model: LanguageModel | None = None, perpl_limit: float | None = None
     ) -> None:
         self.model = perpl_model or load_model()
-        self.settings = _DEFAULT_SETTINGS.with_options(max_sentence_perplexity=perpl_limit)
+        # pyplexity's method: the sentence filter alone
+        self.settings = _DEFAULT_SETTINGS.with_options(
+            max_sentence_perplexity=perpl_limit, mode="perplexity"
+        )
 
     def process(self, text: str) -> str:
         """The kept text of ``text`` (HTML is detected and its tags removed)."""
@@ -113,6 +120,7 @@ class _Run:
         self.error: str | None = None
         self.error_detail: str | None = None
         self.block_texts: list[str] = []
+        self.block_kinds: tuple[str, ...] = ()
 
     def _lap(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -171,12 +179,25 @@ class _Run:
             raise TimeBudgetExceeded("time budget exceeded before scoring")
         scores = self.model.score_many(normalize_many(texts))
         t = self._lap("score", t)
-        max_ppl = self.settings.max_sentence_perplexity
+        settings = self.settings
+        max_ppl = settings.max_sentence_perplexity
+        self.block_kinds = tuple(block_kinds(blocks))
+        content: list[bool] | None = None
+        if settings.mode != "perplexity":
+            content, labeller = label_blocks(
+                blocks, texts, block_of, scores, mode=settings.mode,
+                labeller_path=settings.labeller_path,
+            )  # fmt: skip
+            max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
+            t = self._lap("label", t)
         sentences = self.sentences
         kept_by_block: dict[int, list[str]] = {}
         for text, b, score in zip(texts, block_of, scores, strict=True):
             ppl = perplexity(score.log10_prob, score.n_tokens)
-            keep, reason = decide_sentence(text, ppl, max_sentence_perplexity=max_ppl)
+            if content is not None and not content[b]:
+                keep, reason = False, DropReason.BOILERPLATE
+            else:
+                keep, reason = decide_sentence(text, ppl, max_sentence_perplexity=max_ppl)
             sentences.append(
                 ScoredSentence(
                     text, b, score.log10_prob, score.n_tokens, score.n_oov, ppl, keep, reason
@@ -215,7 +236,17 @@ class _Run:
             seconds=self.seconds,
             error=self.error,
             error_detail=self.error_detail,
+            block_kinds=self.block_kinds,
         )
+
+
+def _sentence_limit(settings: CleanerSettings, trained: float | None) -> float:
+    """The perplexity limit for sentences of the blocks a labeller keeps."""
+    if settings.sentence_filter == "on":
+        return settings.max_sentence_perplexity
+    if settings.sentence_filter == "auto" and trained:
+        return trained
+    return math.inf
 
 
 def _is_plain_text(raw: RawDocument, text: str) -> bool:
