@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 import threading
 from collections import Counter
@@ -81,12 +82,13 @@ for _c in range(128):
         _ASCII_CLASS[_c] = 4
 _CLASS_OF = np.concatenate([_ASCII_CLASS, np.full(1, 6, dtype=np.int64)])
 
-# Page-wide patterns, searched once over the whole page's text. Case-sensitive alternations of
-# literal prefixes: re scans these at memchr-like speed, IGNORECASE and \\b would cost 10x.
-_URL = re.compile(r"https?://|www\.|\.(?:com|org|net|html|php)(?![a-z])")
+# Page-wide patterns, searched once over the whole page's text. Literals are found with
+# str.find (a fast substring search); only dates need a regex, and a case-sensitive one.
+_URL_LITERALS = ("://", "www.", ".com", ".org", ".net", ".htm", ".php")
+_LEGAL_LITERALS = ("©", "opyright", "OPYRIGHT", "ights reserved", "ights Reserved", "rivacy",
+                   "erms of", "ookie")  # fmt: skip
+_SEPARATOR_LITERALS = (" | ", " - ", " » ", " · ", " • ", " / ", " > ")
 _DATE = re.compile(r"[0-9][/.:-][0-9]")  # dates and times: 12/05, 2007-01, 10:30
-_LEGAL = re.compile(r"©|opyright|OPYRIGHT|ights [Rr]eserved|rivacy|erms of|ookie")
-_SEPARATORS = re.compile(r" [|»·•/>] | - ")
 _BULLET = re.compile(r"(?:[-*•·»>+o]|\d{1,3}[.)]|[a-z][.)])\s", re.IGNORECASE)
 _SENTENCE_END = frozenset(".!?…。！？\"'”’)")
 
@@ -97,8 +99,8 @@ _OWN_FEATURES = (
     + [f"path_{tag}" for tag in _PATH_TAGS]
     + [
         "link_only",
-        "depth",
         "link_density",
+        "depth",
         "in_link",
         "in_heading",
         "in_list",
@@ -169,6 +171,7 @@ _CONTEXT_INDEX = np.array([_INDEX[name] for name in _CONTEXT_FEATURES])
 _LOW_PPL = math.log10(3000.0)
 _NO_PPL = 5.0  # log10 perplexity given to blocks without a scorable token
 
+_LINK_DENSITY = operator.attrgetter("link_density")
 _path_cache: dict[str, tuple[tuple[float, ...], str, tuple[str, ...]]] = {}
 _PATH_CACHE_MAX = 50_000
 
@@ -223,17 +226,20 @@ def block_features(
     rows = np.arange(n)
     known = tag_codes >= 0
     own[rows[known], tag_codes[known]] = 1.0
-    infos = [_path_info(b.tag_path) for b in blocks]
+    # a page repeats a few dozen tag paths over hundreds of blocks: features per path
+    path_id: dict[str, int] = {}
+    ids = np.fromiter((path_id.setdefault(b.tag_path, len(path_id)) for b in blocks), np.int64, n)
+    paths = list(path_id)
+    infos = [_path_info(path) for path in paths]
     first = col["path_nav"]
-    own[:, first : first + len(_PATH_TAGS) + 1] = [info[0] for info in infos]
-    own[:, col["depth"]] = [b.depth for b in blocks]
-    own[:, col["link_density"]] = [b.link_density for b in blocks]
-    own[:, col["in_link"] : col["in_form"] + 1] = [
-        (b.in_link, b.in_heading, b.in_list, b.in_table, b.in_form) for b in blocks
-    ]
-    closed, opened = _tag_changes([b.tag_path for b in blocks])
-    own[:, col["tags_closed"]] = closed
-    own[:, col["tags_opened"]] = opened
+    own[:, first : first + len(_PATH_TAGS) + 1] = np.array([info[0] for info in infos])[ids]
+    by_path = {}
+    for b in blocks:
+        by_path.setdefault(b.tag_path, (b.depth, b.in_link, b.in_heading, b.in_list,
+                                        b.in_table, b.in_form))  # fmt: skip
+    own[:, col["depth"] : col["in_form"] + 1] = np.array([by_path[p] for p in paths])[ids]
+    own[:, col["link_density"]] = np.fromiter(map(_LINK_DENSITY, blocks), np.float64, n)
+    own[:, col["tags_closed"] : col["tags_opened"] + 1] = _tag_changes(paths, ids)
 
     # characters, by class, per block: one pass over the page's code points
     joined = "\n".join(texts)
@@ -289,13 +295,16 @@ def block_features(
     seen = Counter(texts)
     own[:, col["duplicates"]] = [seen[t] - 1 for t in texts]
     ends = starts + lengths
-    for name, pattern in (
-        ("urls", _URL),
-        ("dates", _DATE),
-        ("legal", _LEGAL),
-        ("separators", _SEPARATORS),
+    for name, literals in (
+        ("urls", _URL_LITERALS),
+        ("dates", None),
+        ("legal", _LEGAL_LITERALS),
+        ("separators", _SEPARATOR_LITERALS),
     ):
-        hits = [m.start() for m in pattern.finditer(joined)]
+        if literals is None:
+            hits = [m.start() for m in _DATE.finditer(joined)]
+        else:
+            hits = _find_all(joined, literals)
         if hits:
             where = np.searchsorted(ends, np.asarray(hits), side="left")
             own[:, col[name]] = np.bincount(np.minimum(where, n - 1), minlength=n)
@@ -307,13 +316,10 @@ def block_features(
     own[:, col["chars_before"]] = (np.cumsum(lengths) - lengths) / total
     own[:, col["log_page_blocks"]] = math.log1p(n)
     own[:, col["log_page_chars"]] = math.log1p(total)
-    containers = [info[1] for info in infos]
-    group = np.zeros(n, dtype=np.int64)
-    g = 0
-    for i in range(1, n):
-        if containers[i] != containers[i - 1]:
-            g += 1
-        group[i] = g
+    container_id: dict[str, int] = {}
+    containers = np.array([container_id.setdefault(info[1], len(container_id)) for info in infos])
+    by_block = containers[ids]
+    group = np.concatenate(([0], np.cumsum(by_block[1:] != by_block[:-1])))
     group_chars = np.bincount(group, lengths.astype(np.float64))
     group_blocks = np.bincount(group).astype(np.float64)
     group_links = np.bincount(group, own[:, col["link_density"]] * lengths)
@@ -350,20 +356,33 @@ def block_features(
     return np.hstack(parts)
 
 
+def _find_all(text: str, literals: Sequence[str]) -> list[int]:
+    """Start positions of every occurrence of each literal in ``text``."""
+    hits: list[int] = []
+    for literal in literals:
+        at = text.find(literal)
+        while at >= 0:
+            hits.append(at)
+            at = text.find(literal, at + 1)
+    return hits
+
+
 _change_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
-def _tag_changes(paths: list[str]) -> tuple[list[int], list[int]]:
-    """Per block: tags of the previous block's path closed, and tags of its own opened."""
-    closed = [0] * len(paths)
-    opened = [0] * len(paths)
-    previous = ""
+def _tag_changes(paths: list[str], ids: np.ndarray) -> np.ndarray:
+    """Per block: the tags of the previous block's path closed and the tags of its own opened
+    (two columns), computed once per distinct pair of consecutive paths."""
+    previous = np.concatenate(([-1], ids[:-1]))
+    pairs, inverse = np.unique(previous * (len(paths) + 1) + ids, return_inverse=True)
     cache = _change_cache
-    for i, path in enumerate(paths):
-        key = (previous, path)
+    changes = []
+    for pair in pairs.tolist():
+        before, after = divmod(pair, len(paths) + 1)
+        key = (paths[before] if before >= 0 else "", paths[after])
         change = cache.get(key)
         if change is None:
-            a, b = previous.split(), path.split()
+            a, b = key[0].split(), key[1].split()
             common = 0
             for x, y in zip(a, b, strict=False):
                 if x != y:
@@ -372,9 +391,8 @@ def _tag_changes(paths: list[str]) -> tuple[list[int], list[int]]:
             if len(cache) > _PATH_CACHE_MAX:
                 cache.clear()
             change = cache[key] = (len(a) - common, len(b) - common)
-        closed[i], opened[i] = change
-        previous = path
-    return closed, opened
+        changes.append(change)
+    return np.array(changes, dtype=np.float64).reshape(-1, 2)[inverse.ravel()]
 
 
 def _window_mean(values: np.ndarray, weights: np.ndarray, radius: int) -> np.ndarray:
@@ -400,21 +418,15 @@ def block_kinds(blocks: Sequence[Block]) -> list[str]:
     return kinds
 
 
-class BlockLabeller:
-    """A trained tree ensemble over `FEATURE_NAMES`, evaluated with numpy.
+class TreeEnsemble:
+    """Gradient-boosted trees as flat arrays, evaluated with numpy.
 
-    The trees are stored as flat arrays; a leaf points to itself, so ``depth`` rounds of
-    "go left or right" leave every (block, tree) pair at its leaf.
+    A leaf points to itself, so ``depth`` rounds of "go left or right" leave every
+    (row, tree) pair at its leaf. With ``num_class`` > 1 (multiclass), tree ``t`` adds to
+    class ``t % num_class``, as LightGBM orders them.
     """
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        if spec.get("format") != LABELLER_FORMAT:
-            raise ValueError(f"unsupported labeller format {spec.get('format')!r}")
-        if tuple(spec["features"]) != FEATURE_NAMES:
-            raise ValueError("the labeller was trained on other features; retrain it")
-        self.spec = spec
-        self.mode = spec.get("mode", "")
-        self.threshold = float(spec["threshold"])
         self.feature = np.asarray(spec["feature"], dtype=np.int64)
         self.split = np.asarray(spec["split"], dtype=np.float64)
         # children[2 * node] is the left child, children[2 * node + 1] the right one
@@ -424,7 +436,45 @@ class BlockLabeller:
         self.value = np.asarray(spec["value"], dtype=np.float64)
         self.roots = np.asarray(spec["roots"], dtype=np.int64)
         self.depth = int(spec["depth"])
-        self.base = float(spec.get("base", 0.0))
+        self.num_class = int(spec.get("num_class", 1))
+
+    def leaf_values(self, features: np.ndarray) -> np.ndarray:
+        """The leaf value of every tree for every row: shape (rows, trees)."""
+        n, width = features.shape
+        # flat takes on contiguous arrays: 2-D fancy indexing costs several times more
+        flat = np.ascontiguousarray(features, dtype=np.float64).ravel()
+        row_start = (np.arange(n) * width)[:, None]
+        node = np.tile(self.roots, (n, 1))
+        feature, split, children = self.feature, self.split, self.children
+        for _ in range(self.depth):
+            right = flat.take(row_start + feature.take(node)) > split.take(node)
+            node = children.take(node * 2 + right)
+        return self.value.take(node)
+
+    def raw_scores(self, features: np.ndarray) -> np.ndarray:
+        """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model."""
+        values = self.leaf_values(features)
+        if self.num_class == 1:
+            return values.sum(axis=1)
+        return values.reshape(len(values), -1, self.num_class).sum(axis=1)
+
+
+class BlockLabeller:
+    """The trained labeller of a mode: content or boilerplate per block (a binary tree
+    ensemble and its threshold), and, where the training data marked them, the kind of a
+    content block (paragraph, heading, list item: a multiclass ensemble)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        if spec.get("format") != LABELLER_FORMAT:
+            raise ValueError(f"unsupported labeller format {spec.get('format')!r}")
+        if tuple(spec["features"]) != FEATURE_NAMES:
+            raise ValueError("the labeller was trained on other features; retrain it")
+        self.mode = spec.get("mode", "")
+        self.threshold = float(spec["threshold"])
+        self.trees = TreeEnsemble(spec)
+        kinds = spec.get("kinds")
+        self.kind_trees = TreeEnsemble(kinds) if kinds else None
+        self.kind_classes: list[str] = list(kinds["classes"]) if kinds else []
         limit = spec.get("max_sentence_perplexity")
         # the sentence filter the labeller was trained with (None: none)
         self.max_sentence_perplexity = float(limit) if limit else None
@@ -436,22 +486,23 @@ class BlockLabeller:
 
     def scores(self, features: np.ndarray) -> np.ndarray:
         """The raw score (log-odds of content) of each row of ``features``."""
-        n, width = features.shape
-        if n == 0:
+        if features.shape[0] == 0:
             return np.zeros(0)
-        # flat takes on contiguous arrays: 2-D fancy indexing costs several times more
-        flat = np.ascontiguousarray(features, dtype=np.float64).ravel()
-        row_start = (np.arange(n) * width)[:, None]
-        node = np.tile(self.roots, (n, 1))
-        feature, split, children = self.feature, self.split, self.children
-        for _ in range(self.depth):
-            right = flat.take(row_start + feature.take(node)) > split.take(node)
-            node = children.take(node * 2 + right)
-        return self.value.take(node).sum(axis=1) + self.base
+        return self.trees.raw_scores(features)
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """Whether each row is content (score above the trained threshold)."""
         return self.scores(features) > self.threshold
+
+    def kinds(self, features: np.ndarray) -> list[str] | None:
+        """The kind (``p``, ``h``, ``l``) of each row, or ``None`` without a kind model."""
+        if self.kind_trees is None:
+            return None
+        if features.shape[0] == 0:
+            return []
+        best = self.kind_trees.raw_scores(features).argmax(axis=1)
+        classes = self.kind_classes
+        return [classes[i] for i in best.tolist()]
 
 
 _labellers: dict[str, BlockLabeller] = {}
@@ -483,8 +534,9 @@ def label_blocks(
     *,
     mode: str,
     labeller_path: str | None = None,
-) -> tuple[list[bool], BlockLabeller]:
-    """Keep (content) or drop (boilerplate) each block of a page.
+) -> tuple[list[bool], list[str], BlockLabeller]:
+    """Keep (content) or drop (boilerplate) each block of a page, and name the kind of the
+    kept ones.
 
     Args:
         blocks, sentences, block_of: the page as the pipeline cut it.
@@ -493,7 +545,8 @@ def label_blocks(
         labeller_path: a labeller file to use instead.
 
     Returns:
-        Per block whether it is content, and the labeller that decided.
+        Per block whether it is content; per block its kind, from the labeller's kind model
+        for kept blocks when it has one, else from markup (`block_kinds`); and the labeller.
     """
     labeller = load_labeller(mode, labeller_path)
     if scores:
@@ -503,4 +556,10 @@ def label_blocks(
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
-    return labeller.predict(features).tolist(), labeller
+    keep = labeller.predict(features)
+    kinds = block_kinds(blocks)
+    if labeller.kind_trees is not None and keep.any():
+        kept = np.flatnonzero(keep)
+        for i, kind in zip(kept.tolist(), labeller.kinds(features[kept]) or (), strict=True):
+            kinds[i] = kind
+    return keep.tolist(), kinds, labeller

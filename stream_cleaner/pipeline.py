@@ -181,14 +181,16 @@ class _Run:
         t = self._lap("score", t)
         settings = self.settings
         max_ppl = settings.max_sentence_perplexity
-        self.block_kinds = tuple(block_kinds(blocks))
         content: list[bool] | None = None
-        if settings.mode != "perplexity":
-            content, labeller = label_blocks(
+        if settings.mode == "perplexity":
+            self.block_kinds = tuple(block_kinds(blocks))
+        else:
+            content, kinds, labeller = label_blocks(
                 blocks, texts, block_of, scores, mode=settings.mode,
                 labeller_path=settings.labeller_path,
             )  # fmt: skip
             max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
+            self.block_kinds = tuple(kinds)
             t = self._lap("label", t)
         sentences = self.sentences
         kept_by_block: dict[int, list[str]] = {}
