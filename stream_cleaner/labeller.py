@@ -447,8 +447,12 @@ class TreeEnsemble:
         node = np.tile(self.roots, (n, 1))
         feature, split, children = self.feature, self.split, self.children
         for _ in range(self.depth):
-            right = flat.take(row_start + feature.take(node)) > split.take(node)
-            node = children.take(node * 2 + right)
+            where = feature.take(node)
+            where += row_start
+            right = flat.take(where) > split.take(node)
+            node *= 2
+            node += right
+            node = children.take(node)
         return self.value.take(node)
 
     def raw_scores(self, features: np.ndarray) -> np.ndarray:
