@@ -418,6 +418,10 @@ def block_kinds(blocks: Sequence[Block]) -> list[str]:
     return kinds
 
 
+# rows evaluated at once: the index arrays hold rows x trees integers (8 MB at 100 trees)
+_MAX_ROWS = 10_000
+
+
 class TreeEnsemble:
     """Gradient-boosted trees as flat arrays, evaluated with numpy.
 
@@ -457,6 +461,13 @@ class TreeEnsemble:
 
     def raw_scores(self, features: np.ndarray) -> np.ndarray:
         """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model."""
+        if len(features) > _MAX_ROWS:  # a page of 100,000 table cells: bounded memory
+            return np.concatenate(
+                [
+                    self.raw_scores(features[i : i + _MAX_ROWS])
+                    for i in range(0, len(features), _MAX_ROWS)
+                ]
+            )
         values = self.leaf_values(features)
         if self.num_class == 1:
             return values.sum(axis=1)

@@ -170,6 +170,16 @@ def test_tree_evaluation_matches_lightgbm(tmp_path, tiny_model):
     np.testing.assert_allclose(labeller.scores(x), booster.predict(x, raw_score=True))
 
 
+def test_many_rows_are_scored_in_bounded_chunks_with_the_same_result(default_model):
+    from stream_cleaner import labeller as module
+
+    _, x = _features(PAGE, default_model)
+    many = np.vstack([x] * 2000)  # 22,000 blocks
+    labeller = module.load_labeller("article")
+    expected = np.tile(labeller.scores(x), 2000)
+    np.testing.assert_allclose(labeller.scores(many), expected)
+
+
 def test_mode_setting_from_the_environment():
     assert MODES == ("perplexity", "corpus", "article")
     assert CleanerSettings.from_env({"STREAM_CLEANER_MODE": "article"}).mode == "article"
