@@ -666,10 +666,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             f"{ppl:>7} {doc.seconds['total'] * 1000:>6.1f}"
         )
     if last is not None:
-        print(
-            f"\n--- cleaned text of {last.id} "
-            f"(max perplexity {settings.max_sentence_perplexity:g}) ---"
+        how = (
+            f"max perplexity {settings.max_sentence_perplexity:g}"
+            if settings.mode == "perplexity"
+            else f"{settings.mode} mode"
         )
+        print(f"\n--- cleaned text of {last.id} ({how}) ---")
         print(last.text[:3000])
     return 0
 
