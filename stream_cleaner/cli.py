@@ -601,6 +601,13 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
     from .labeller import labeller_path
     from .training import train_labeller
 
+    try:
+        import lightgbm  # noqa: F401 - only to fail early with the way out
+    except ImportError:
+        raise RuntimeError(
+            "train-labeller needs LightGBM: pip install 'stream-cleaner[train]'"
+        ) from None
+
     sources: list[tuple[str, str | None]] = []
     for spec in args.pagesets:
         directory, _, split = spec.rpartition(":")
