@@ -17,6 +17,7 @@ under a millisecond per page.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import operator
@@ -172,6 +173,7 @@ _LOW_PPL = math.log10(3000.0)
 _NO_PPL = 5.0  # log10 perplexity given to blocks without a scorable token
 
 _LINK_DENSITY = operator.attrgetter("link_density")
+_TAG = operator.attrgetter("tag")
 _path_cache: dict[str, tuple[tuple[float, ...], str, tuple[str, ...]]] = {}
 _PATH_CACHE_MAX = 50_000
 
@@ -222,7 +224,9 @@ def block_features(
     col = _INDEX
 
     # markup
-    tag_codes = np.fromiter((_TAG_GROUP_OF.get(b.tag, -1) for b in blocks), np.int64, n)
+    tag_codes = np.fromiter(
+        map(_TAG_GROUP_OF.get, map(_TAG, blocks), itertools.repeat(-1)), np.int64, n
+    )
     rows = np.arange(n)
     known = tag_codes >= 0
     own[rows[known], tag_codes[known]] = 1.0
@@ -233,13 +237,14 @@ def block_features(
     infos = [_path_info(path) for path in paths]
     first = col["path_nav"]
     own[:, first : first + len(_PATH_TAGS) + 1] = np.array([info[0] for info in infos])[ids]
-    by_path = {}
-    for b in blocks:
-        by_path.setdefault(b.tag_path, (b.depth, b.in_link, b.in_heading, b.in_list,
-                                        b.in_table, b.in_form))  # fmt: skip
-    own[:, col["depth"] : col["in_form"] + 1] = np.array([by_path[p] for p in paths])[ids]
+    firsts = [blocks[i] for i in np.unique(ids, return_index=True)[1].tolist()]
+    own[:, col["depth"] : col["in_form"] + 1] = np.array(
+        [(b.depth, b.in_link, b.in_heading, b.in_list, b.in_table, b.in_form) for b in firsts]
+    )[ids]
     own[:, col["link_density"]] = np.fromiter(map(_LINK_DENSITY, blocks), np.float64, n)
-    own[:, col["tags_closed"] : col["tags_opened"] + 1] = _tag_changes(paths, ids)
+    own[:, col["tags_closed"] : col["tags_opened"] + 1] = _tag_changes(
+        paths, [info[2] for info in infos], ids
+    )
 
     # characters, by class, per block: one pass over the page's code points
     joined = "\n".join(texts)
@@ -370,7 +375,7 @@ def _find_all(text: str, literals: Sequence[str]) -> list[int]:
 _change_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
-def _tag_changes(paths: list[str], ids: np.ndarray) -> np.ndarray:
+def _tag_changes(paths: list[str], tags: list[tuple[str, ...]], ids: np.ndarray) -> np.ndarray:
     """Per block: the tags of the previous block's path closed and the tags of its own opened
     (two columns), computed once per distinct pair of consecutive paths."""
     previous = np.concatenate(([-1], ids[:-1]))
@@ -382,7 +387,7 @@ def _tag_changes(paths: list[str], ids: np.ndarray) -> np.ndarray:
         key = (paths[before] if before >= 0 else "", paths[after])
         change = cache.get(key)
         if change is None:
-            a, b = key[0].split(), key[1].split()
+            a, b = tags[before] if before >= 0 else (), tags[after]
             common = 0
             for x, y in zip(a, b, strict=False):
                 if x != y:
