@@ -278,6 +278,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         dest="max_sentence_perplexity",
         help="the worker's sentence perplexity limit",
     )
+    p.add_argument("--mode", choices=MODES, help="the worker's mode (default corpus)")
 
     p = commands.add_parser(
         "worker",
@@ -798,6 +799,8 @@ def _cmd_stack(args: argparse.Namespace) -> int:
         worker_args += ["--model", args.model]
     if args.max_sentence_perplexity is not None:
         worker_args += ["--max-perplexity", str(args.max_sentence_perplexity)]
+    if args.mode:
+        worker_args += ["--mode", args.mode]
     result = run_stack(
         sources,
         bootstrap_servers=args.bootstrap_servers,
