@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .evaluate import LAYOUTS, SPLITS
-from .settings import PARSERS, CleanerSettings
+from .settings import MODES, PARSERS, SENTENCE_FILTERS, CleanerSettings
 from .sites import SITE_KEYS, SiteSettings, SiteTemplates
 
 if TYPE_CHECKING:
@@ -68,10 +68,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "-f",
         "--format",
-        choices=("jsonl", "text", "warc"),
+        choices=("jsonl", "text", "warc", "cleaneval"),
         default="jsonl",
         help="jsonl: one JSON record per page (default); text: a mirrored tree of .txt files "
-        "(needs -o DIR); warc: WARC conversion records",
+        "(needs -o DIR); warc: WARC conversion records; cleaneval: CleanEval's format, kept "
+        "blocks marked <p>, <h> or <l> (a tree of .txt files with -o DIR, else stdout)",
     )
     p.add_argument("-o", "--output", help="output file or directory (default: stdout)")
     p.add_argument(
@@ -145,6 +146,43 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--id", dest="model_id", help="model id recorded in the sidecar")
     p.add_argument("--arpa", action="store_true", help="write ARPA text instead of a binary")
     p.add_argument("--memory", default="40%", help="lmplz sort memory (default 40%%)")
+
+    p = commands.add_parser(
+        "train-labeller",
+        help="train the block labeller of a mode on pages with gold text",
+        description="Cut and score every page of the given page sets as `clean` does, label "
+        "each block content or boilerplate by aligning its words with the gold text, fit a "
+        "gradient-boosted tree ensemble (needs the 'train' extra: lightgbm) and write it as "
+        "JSON with a .meta.json sidecar of what it was trained on. A page set is a directory "
+        "with html/NAME.html and gold/NAME.txt (CleanEval's layout).",
+    )
+    p.add_argument(
+        "pagesets",
+        nargs="+",
+        metavar="DIR[:train]",
+        help="page set directories; DIR:train keeps only the train side of the fixed hash "
+        "split (as for Dragnet)",
+    )
+    p.add_argument("--mode", choices=("corpus", "article"), required=True)
+    p.add_argument(
+        "-o",
+        "--output",
+        help="the model file (default: the package's models/labeller-MODE.json)",
+    )
+    p.add_argument("--trees", type=int, default=None, help="boosting rounds (default: per mode)")
+    p.add_argument(
+        "--folds",
+        type=int,
+        default=5,
+        help="page-grouped folds that choose the decision threshold (default 5; 0 = none)",
+    )
+    p.add_argument(
+        "--max-perplexity",
+        type=float,
+        dest="max_sentence_perplexity",
+        help="sentence filter inside kept blocks that the model records (default: none)",
+    )
+    _add_model_option(p)
 
     p = commands.add_parser(
         "demo",
@@ -308,6 +346,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         dest="max_sentence_perplexity",
         help="the worker's sentence perplexity limit",
     )
+    p.add_argument("--mode", choices=MODES, help="the worker's mode (default corpus)")
 
     p = commands.add_parser(
         "worker",
@@ -416,6 +455,20 @@ def _add_model_option(p: argparse.ArgumentParser) -> None:
 def _add_cleaner_options(p: argparse.ArgumentParser) -> None:
     _add_model_option(p)
     p.add_argument(
+        "--mode",
+        choices=MODES,
+        help="what counts as content: perplexity (the paper's sentence filter alone), corpus "
+        "(all good running text) or article (main content only) (default "
+        f"{CleanerSettings().mode})",
+    )
+    p.add_argument(
+        "--sentence-filter",
+        choices=SENTENCE_FILTERS,
+        help="in corpus/article mode, also drop sentences of kept blocks above the perplexity "
+        "limit: auto (as the labeller was trained; default), on, off",
+    )
+    p.add_argument("--labeller", dest="labeller_path", help="a train-labeller model file")
+    p.add_argument(
         "--max-perplexity",
         type=float,
         dest="max_sentence_perplexity",
@@ -464,6 +517,9 @@ def _settings_from(base: CleanerSettings, args: argparse.Namespace) -> CleanerSe
         model_path=args.model,
         time_budget_seconds=args.time_budget_seconds,
         max_document_bytes=args.max_document_bytes,
+        mode=args.mode,
+        sentence_filter=args.sentence_filter,
+        labeller_path=args.labeller_path,
     )
 
 
@@ -479,6 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "strip-tags": _cmd_strip_tags,
         "clean": _cmd_clean,
         "train-lm": _cmd_train_lm,
+        "train-labeller": _cmd_train_labeller,
         "demo": _cmd_demo,
         "evaluate": _cmd_evaluate,
         "topics": _cmd_topics,
@@ -539,7 +596,7 @@ def _cmd_strip_tags(args: argparse.Namespace) -> int:
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
-    from .io import JsonlWriter, TextTreeWriter, WarcWriter, iter_documents
+    from .io import CleanEvalWriter, JsonlWriter, TextTreeWriter, WarcWriter, iter_documents
 
     settings = _settings(args)
     if args.format == "text" and not args.output:
@@ -559,6 +616,11 @@ def _cmd_clean(args: argparse.Namespace) -> int:
         writer: Any = JsonlWriter(out_stream, sentences=not args.no_sentences)
     elif args.format == "text":
         writer = TextTreeWriter(args.output)
+    elif args.format == "cleaneval":
+        if args.output:
+            writer = TextTreeWriter(args.output, cleaneval=True)
+        else:
+            writer = CleanEvalWriter(sys.stdout)
     else:
         writer = WarcWriter(args.output if args.output else sys.stdout.buffer)
     show = args.progress if args.progress is not None else sys.stderr.isatty()
@@ -680,6 +742,56 @@ def _cmd_train_lm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train_labeller(args: argparse.Namespace) -> int:
+    from .labeller import labeller_path
+    from .training import train_labeller
+
+    try:
+        import lightgbm  # noqa: F401 - only to fail early with the way out
+    except ImportError:
+        raise RuntimeError(
+            "train-labeller needs LightGBM: pip install 'stream-cleaner[train]'"
+        ) from None
+
+    sources: list[tuple[str, str | None]] = []
+    for spec in args.pagesets:
+        directory, _, split = spec.rpartition(":")
+        if split == "train" and directory:
+            sources.append((directory, "train"))
+        else:
+            sources.append((spec, None))
+
+    def progress(directory: str, n: int) -> None:
+        if n % 100 == 0:
+            print(f"  {directory}: {n} pages", file=sys.stderr)
+
+    output = args.output or labeller_path(args.mode)
+    meta = train_labeller(
+        sources,
+        mode=args.mode,
+        output=output,
+        model=_load_lm(args.model),
+        num_trees=args.trees,
+        folds=args.folds,
+        max_sentence_perplexity=args.max_sentence_perplexity,
+        progress=progress if args.verbose else None,
+    )
+    cv = meta["cv_macro_f1"]
+    print(
+        f"wrote {output} ({meta['pages']} pages, {meta['blocks']} blocks, "
+        f"{meta['content_blocks']} content; threshold {meta['threshold']:g}"
+        + (f", cross-validated macro F1 {cv:.4f}" if cv is not None else "")
+        + f") and {output}.meta.json"
+    )
+    return 0
+
+
+def _load_lm(path: str | None) -> Any:
+    from .lm import load_model
+
+    return load_model(path)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .io import iter_documents
     from .pipeline import clean_document
@@ -706,10 +818,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             f"{ppl:>7} {doc.seconds['total'] * 1000:>6.1f}"
         )
     if last is not None:
-        print(
-            f"\n--- cleaned text of {last.id} "
-            f"(max perplexity {settings.max_sentence_perplexity:g}) ---"
+        how = (
+            f"max perplexity {settings.max_sentence_perplexity:g}"
+            if settings.mode == "perplexity"
+            else f"{settings.mode} mode"
         )
+        print(f"\n--- cleaned text of {last.id} ({how}) ---")
         print(last.text[:3000])
     return 0
 
@@ -900,6 +1014,8 @@ def _cmd_stack(args: argparse.Namespace) -> int:
         worker_args += ["--model", args.model]
     if args.max_sentence_perplexity is not None:
         worker_args += ["--max-perplexity", str(args.max_sentence_perplexity)]
+    if args.mode:
+        worker_args += ["--mode", args.mode]
     result = run_stack(
         sources,
         bootstrap_servers=args.bootstrap_servers,

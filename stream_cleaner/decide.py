@@ -14,8 +14,9 @@ class DropReason:
     NO_WORDS = "no_words"  # no letter at all: separators, page numbers, lone symbols
     TIME_BUDGET = "time_budget"  # the document ran out of time before it was scored
     SITE_TEMPLATE = "site_template"  # its block repeats on most of the site's recent pages
+    BOILERPLATE = "boilerplate"  # in a block the labeller (corpus/article mode) drops
 
-    ALL = (HIGH_PERPLEXITY, NO_WORDS, TIME_BUDGET, SITE_TEMPLATE)
+    ALL = (HIGH_PERPLEXITY, NO_WORDS, TIME_BUDGET, SITE_TEMPLATE, BOILERPLATE)
 
 
 class ErrorReason:

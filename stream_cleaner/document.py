@@ -116,6 +116,8 @@ class CleanedDocument:
         error: why the page could not be cleaned (a closed set, see ``decide.ErrorReason``),
             or ``None``. A document with an error has whatever text was made before it.
         error_detail: a human-readable explanation of ``error``.
+        block_kinds: per block (by index) its kind, ``p``, ``h`` or ``l`` (paragraph, heading,
+            list item), as CleanEval's gold marks them; empty when the page was not parsed.
     """
 
     id: str
@@ -131,6 +133,7 @@ class CleanedDocument:
     seconds: Mapping[str, float]
     error: str | None = None
     error_detail: str | None = None
+    block_kinds: tuple[str, ...] = ()
 
     @property
     def n_kept(self) -> int:

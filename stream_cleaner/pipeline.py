@@ -7,6 +7,7 @@ that does not exist).
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from .decide import DropReason, ErrorReason, decide_sentences
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
+from .labeller import block_kinds, label_blocks, load_labeller
 from .lm import LanguageModel, load_model, perplexity
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
 from .segment import split_blocks
@@ -59,6 +61,8 @@ def clean_document(
     settings = settings or _DEFAULT_SETTINGS
     model = model or load_model(settings.model_path)
     model.model  # noqa: B018 - load now: a missing model is a set-up error, not a page error
+    if settings.mode != "perplexity":
+        load_labeller(settings.mode, settings.labeller_path)  # the same for the labeller
     run = _Run(raw, settings, model)
     run.sites, run.learn_site = sites, learn_site
     try:
@@ -125,7 +129,10 @@ class PerplexityProcessor:
         self, perpl_model: LanguageModel | None = None, perpl_limit: float | None = None
     ) -> None:
         self.model = perpl_model or load_model()
-        self.settings = _DEFAULT_SETTINGS.with_options(max_sentence_perplexity=perpl_limit)
+        # pyplexity's method: the sentence filter alone
+        self.settings = _DEFAULT_SETTINGS.with_options(
+            max_sentence_perplexity=perpl_limit, mode="perplexity"
+        )
 
     def process(self, text: str) -> str:
         """The kept text of ``text`` (HTML is detected and its tags removed)."""
@@ -152,6 +159,7 @@ class _Run:
         self.sites: SiteTemplates | None = None
         self.learn_site = True
         self.template_blocks: frozenset[int] = frozenset()
+        self.block_kinds: tuple[str, ...] = ()
 
     def _lap(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -219,18 +227,35 @@ class _Run:
             raise TimeBudgetExceeded("time budget exceeded before scoring")
         scores = self.model.score_texts(texts)
         t = self._lap("score", t)
+        settings = self.settings
+        max_ppl = settings.max_sentence_perplexity
+        content: list[bool] | None = None
+        if settings.mode == "perplexity":
+            self.block_kinds = tuple(block_kinds(blocks))
+        else:
+            content, kinds, labeller = label_blocks(
+                blocks, texts, block_of, scores, mode=settings.mode,
+                labeller_path=settings.labeller_path,
+            )  # fmt: skip
+            max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
+            self.block_kinds = tuple(kinds)
+            t = self._lap("label", t)
         log10_probs = [score[0] for score in scores]
         n_tokens = [score[1] for score in scores]
         n_oovs = [score[2] for score in scores]
         perplexities = list(map(perplexity, log10_probs, n_tokens))
-        decisions = decide_sentences(
-            texts, perplexities, max_sentence_perplexity=self.settings.max_sentence_perplexity
-        )
-        if self.template_blocks:
+        decisions = decide_sentences(texts, perplexities, max_sentence_perplexity=max_ppl)
+        if content is not None or self.template_blocks:
+            # block-level verdicts first: the site's template, then the labeller's boilerplate
             template = self.template_blocks
-            dropped = (False, DropReason.SITE_TEMPLATE)
+            as_template = (False, DropReason.SITE_TEMPLATE)
+            as_boilerplate = (False, DropReason.BOILERPLATE)
             decisions = [
-                dropped if b in template else decision
+                as_template
+                if b in template
+                else as_boilerplate
+                if content is not None and not content[b]
+                else decision
                 for b, decision in zip(block_of, decisions, strict=True)
             ]
         keeps = [decision[0] for decision in decisions]
@@ -272,7 +297,17 @@ class _Run:
             seconds=self.seconds,
             error=self.error,
             error_detail=self.error_detail,
+            block_kinds=self.block_kinds,
         )
+
+
+def _sentence_limit(settings: CleanerSettings, trained: float | None) -> float:
+    """The perplexity limit for sentences of the blocks a labeller keeps."""
+    if settings.sentence_filter == "on":
+        return settings.max_sentence_perplexity
+    if settings.sentence_filter == "auto" and trained:
+        return trained
+    return math.inf
 
 
 def _is_plain_text(raw: RawDocument, text: str) -> bool:

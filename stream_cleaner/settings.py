@@ -8,6 +8,17 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 PARSERS = ("lexbor", "html5lib")
+# What counts as content. perplexity: the paper's sentence filter alone; corpus: the block
+# labeller trained on CleanEval (all well-formed running text, boilerplate and malformed text
+# removed); article: the block labeller trained on article pages (main content only).
+MODES = ("perplexity", "corpus", "article")
+# The corpus labeller beats the perplexity filter on CleanEval dev (cross-validated word
+# alignment F1, bench/labeller_cv.py), so it is the default.
+MODE_DEFAULT = "corpus"
+# Sentence filter inside the blocks the labeller keeps: auto = as the labeller was trained
+# (its file records the limit chosen on its training data, or none), on = max_sentence_perplexity,
+# off = none.
+SENTENCE_FILTERS = ("auto", "on", "off")
 
 # Chosen on CleanEval dev only: `python bench/threshold.py` prints the table behind it.
 MAX_SENTENCE_PERPLEXITY_DEFAULT = 3000.0
@@ -28,6 +39,12 @@ class CleanerSettings:
         model_path: a KenLM binary or ARPA file; ``None`` means the bundled English bigram.
         max_document_bytes: larger bodies are not parsed and end with the error ``too_large``.
         time_budget_seconds: per-document wall-clock budget; ``0`` disables it.
+        mode: ``perplexity``, ``corpus`` or ``article`` (see `MODES`).
+        sentence_filter: in the labeller's modes, whether sentences of kept blocks still go
+            through the perplexity filter: ``auto`` (as the labeller was trained), ``on`` (with
+            ``max_sentence_perplexity``) or ``off``.
+        labeller_path: a labeller model file (``train-labeller``) instead of the mode's
+            bundled one.
     """
 
     max_sentence_perplexity: float = MAX_SENTENCE_PERPLEXITY_DEFAULT
@@ -35,8 +52,17 @@ class CleanerSettings:
     model_path: str | None = None
     max_document_bytes: int = MAX_DOCUMENT_BYTES_DEFAULT
     time_budget_seconds: float = TIME_BUDGET_SECONDS_DEFAULT
+    mode: str = MODE_DEFAULT
+    sentence_filter: str = "auto"
+    labeller_path: str | None = None
 
     def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {self.mode!r}")
+        if self.sentence_filter not in SENTENCE_FILTERS:
+            raise ValueError(
+                f"sentence_filter must be one of {SENTENCE_FILTERS}, not {self.sentence_filter!r}"
+            )
         if self.parser not in PARSERS:
             raise ValueError(f"parser must be one of {PARSERS}, not {self.parser!r}")
         if self.max_sentence_perplexity <= 0:

@@ -75,7 +75,19 @@ def test_clean_a_directory_to_json_lines(tmp_path, capsysbinary):
     (tmp_path / "in" / "sub" / "b.html").write_text("<p>Bread is a food.</p>")
     (tmp_path / "in" / "empty.html").write_bytes(b"")
     assert (
-        main(["clean", str(tmp_path / "in"), "--model", TINY, "--max-perplexity", "1000000"]) == 0
+        main(
+            [
+                "clean",
+                str(tmp_path / "in"),
+                "--model",
+                TINY,
+                "--max-perplexity",
+                "1000000",
+                "--mode",
+                "perplexity",
+            ]
+        )
+        == 0
     )
     captured = capsysbinary.readouterr()
     records = [json.loads(line) for line in captured.out.splitlines()]

@@ -20,7 +20,8 @@ from stream_cleaner.io import iter_documents
 from .conftest import DATA, SAMPLES
 
 TINY = str(DATA / "tiny.arpa")
-LOOSE = CleanerSettings(model_path=TINY, max_sentence_perplexity=1e9)
+# the paper's method alone: these tests are about the pipeline and the sentence filter
+LOOSE = CleanerSettings(model_path=TINY, max_sentence_perplexity=1e9, mode="perplexity")
 
 ARTICLE = """<html><body>
 <ul class="menu"><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul>
@@ -62,7 +63,7 @@ def test_symbols_without_words_are_dropped_as_such():
 
 
 def test_threshold_drops_sentences_above_it():
-    strict = CleanerSettings(model_path=TINY, max_sentence_perplexity=1.0)
+    strict = CleanerSettings(model_path=TINY, max_sentence_perplexity=1.0, mode="perplexity")
     doc = clean_document(ARTICLE, settings=strict)
     assert doc.text == ""
     assert doc.dropped[DropReason.HIGH_PERPLEXITY] == len(doc.sentences) - 1
@@ -203,7 +204,7 @@ def test_a_single_5_mb_paragraph_is_cleaned_in_bounded_time():
 
 def test_time_budget_is_enforced_and_reported():
     body = ("<div><p>" + "A river is a natural stream of water. " * 50 + "</p></div>") * 2000
-    settings = CleanerSettings(model_path=TINY, time_budget_seconds=0.01)
+    settings = CleanerSettings(model_path=TINY, time_budget_seconds=0.01, mode="perplexity")
     doc = clean_document(body, settings=settings)
     assert doc.error == ErrorReason.TIME_BUDGET
     assert "time budget" in doc.error_detail
@@ -261,13 +262,16 @@ def test_a_missing_model_is_a_setup_error_not_a_page_error(tmp_path):
 # --- the default model on the bundled samples ------------------------------------------------
 
 
+PAPER = CleanerSettings(mode="perplexity")
+
+
 def test_default_model_keeps_prose_and_drops_most_link_text(default_model):
     link_kept = link_total = 0
     for path in sorted(SAMPLES.glob("*.html")):
         if path.name.startswith("german"):
             continue  # an English model on German text: the multilingual issue's business
         raw = path.read_bytes()
-        doc = clean_document(raw, model=default_model)
+        doc = clean_document(raw, model=default_model, settings=PAPER)
         assert doc.error is None, path.name
         blocks = parse_blocks(decode_body(raw).text)
         links = [s for s in doc.sentences if blocks[s.block_index].link_density > 0.5]

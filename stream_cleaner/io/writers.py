@@ -12,7 +12,7 @@ import os
 from abc import ABC, abstractmethod
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, Final, Self
+from typing import BinaryIO, Final, Self, TextIO
 
 import orjson
 
@@ -20,10 +20,12 @@ from stream_cleaner.document import CleanedDocument
 from stream_cleaner.io.readers import Source, safe_name
 
 __all__ = [
+    "CleanEvalWriter",
     "DocumentWriter",
     "JsonlWriter",
     "TextTreeWriter",
     "WarcWriter",
+    "cleaneval_text",
 ]
 
 WARC_VERSION: Final = "1.1"
@@ -84,18 +86,20 @@ class TextTreeWriter(DocumentWriter):
 
     Args:
         out_dir: the root of the tree; created if missing.
+        cleaneval: write `cleaneval_text` (``<p>``/``<h>``/``<l>`` lines) instead of the text.
     """
 
-    def __init__(self, out_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, out_dir: str | os.PathLike[str], *, cleaneval: bool = False) -> None:
         self._root = Path(out_dir)
         self._root.mkdir(parents=True, exist_ok=True)
         self._used: set[str] = set()
+        self._cleaneval = cleaneval
 
     def write(self, source: Source, doc: CleanedDocument) -> None:
         relpath = self._claim(_tree_path(source, doc))
         target = self._root / f"{relpath}.txt"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(doc.text, encoding="utf-8")
+        target.write_text(cleaneval_text(doc) if self._cleaneval else doc.text, encoding="utf-8")
         error_file = self._root / f"{relpath}.error"
         if doc.error is None:
             error_file.unlink(missing_ok=True)
@@ -110,6 +114,44 @@ class TextTreeWriter(DocumentWriter):
             candidate = f"{relpath}-{n}"
         self._used.add(candidate)
         return candidate
+
+
+class CleanEvalWriter(DocumentWriter):
+    """CleanEval's gold format on one stream: per page a ``URL: <url>`` line, then its kept
+    blocks, one per line, each marked ``<p>``, ``<h>`` or ``<l>``, and a blank line.
+
+    Args:
+        stream: a text stream (``sys.stdout``); flushed, not closed.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, source: Source, doc: CleanedDocument) -> None:
+        url = doc.url or doc.id or source.origin
+        self._stream.write(f"URL: {_one_line(url)}\n{cleaneval_text(doc)}\n\n")
+
+    def close(self) -> None:
+        self._stream.flush()
+
+
+def cleaneval_text(doc: CleanedDocument) -> str:
+    """The kept text of ``doc`` in CleanEval's markup: one line per kept block, marked with
+    its kind (``<p>`` paragraph, ``<h>`` heading, ``<l>`` list item)."""
+    kinds = doc.block_kinds
+    lines: list[str] = []
+    current = -1
+    for sentence in doc.sentences:
+        if not sentence.keep:
+            continue
+        b = sentence.block_index
+        if b != current:
+            kind = kinds[b] if b < len(kinds) else "p"
+            lines.append(f"<{kind}>{sentence.text}")
+            current = b
+        else:
+            lines[-1] += f" {sentence.text}"
+    return "\n".join(lines)
 
 
 def _tree_path(source: Source, doc: CleanedDocument) -> str:

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from .records import InputMessage, Outcome
 
 PREFIX: Final = "stream_cleaner_"
-# The core's stages as `CleanedDocument.seconds` names them, plus the worker's own.
-CORE_STAGES: Final = ("decode", "parse", "split", "score", "decide")
+# The core's stages as `CleanedDocument.seconds` names them (label: corpus and article modes only),
+# plus the worker's own.
+CORE_STAGES: Final = ("decode", "parse", "split", "score", "label", "decide")
 STAGE_PUBLISH: Final = "publish"
 # Perplexities of English sentences under a bigram model span 10 to 10^6.
 PERPLEXITY_BUCKETS: Final = (10, 30, 100, 300, 1000, 3000, 10_000, 30_000, 100_000, 1e6)

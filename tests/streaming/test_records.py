@@ -68,7 +68,7 @@ DEAD_LETTER_SCHEMA = _schema("clean.dead-letter.v1")
 
 @pytest.fixture(scope="module")
 def settings() -> CleanerSettings:
-    return CleanerSettings(model_path=str(DATA / "tiny.arpa"))
+    return CleanerSettings(model_path=str(DATA / "tiny.arpa"), mode="perplexity")
 
 
 @pytest.fixture

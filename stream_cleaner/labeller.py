@@ -1,0 +1,585 @@
+"""The block labeller: content or boilerplate per block, from markup, text and perplexity.
+
+In the spirit of Victor (Spousta et al., CleanEval 2007): every block of a page gets a vector of
+markup features (tag path, containers, heading/list/link/form/table, depth, tags closed and
+opened since the previous block), content features (character and token classes, sentences and
+their punctuation, duplicates on the page, URL/date/copyright patterns, bullet shape), position
+and document features (relative position, text and link density of the enclosing container run)
+and the block's language-model statistics (mean/min/max sentence perplexity, OOV rate). The
+features of the neighbouring blocks are appended, so the classifier sees the sequence around
+each block, as a CRF's transition features would.
+
+The classifier is a gradient-boosted tree ensemble trained with LightGBM
+(`stream_cleaner.training`) and shipped as JSON; prediction needs numpy only and evaluates all
+trees for all blocks of a page at once (one vectorised step per tree level), so it costs well
+under a millisecond per page.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import operator
+import re
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .document import Block
+
+MODELS_DIR = Path(__file__).parent / "models"
+LABELLER_FORMAT = 1
+
+
+class BlockKind:
+    """What a kept block is, as CleanEval's gold marks it (``<p>``, ``<h>``, ``<l>``)."""
+
+    PARAGRAPH = "p"
+    HEADING = "h"
+    LIST = "l"
+
+
+# Elements whose presence on the tag path is a feature of its own.
+_PATH_TAGS = (
+    "nav header footer aside article main section form table ul ol dl select a b strong em i "
+    "span font center address blockquote pre code label button small"
+).split()
+# Block-level elements that delimit a "container" for the density features.
+_CONTAINER_TAGS = frozenset(
+    "div td th table section article main aside nav header footer form ul ol dl body "
+    "blockquote center".split()
+)
+_BLOCK_TAG_GROUPS = (
+    ("p",),
+    ("div",),
+    ("td", "th"),
+    ("li", "dd", "dt"),
+    ("h1", "h2", "h3", "h4", "h5", "h6"),
+    ("pre", "blockquote"),
+    ("body", "html", "center", "form", "option", "select", "button", "textarea"),
+)
+_TAG_GROUP_OF = {tag: i for i, group in enumerate(_BLOCK_TAG_GROUPS) for tag in group}
+
+# ASCII character classes: 0 space, 1 lower, 2 upper, 3 digit, 4 sentence punctuation,
+# 5 other punctuation; code points above 127 are class 6 (letters of other scripts mostly).
+_N_CLASSES = 7
+_ASCII_CLASS = np.full(128, 5, dtype=np.int64)
+for _c in range(128):
+    _ch = chr(_c)
+    if _ch.isspace():
+        _ASCII_CLASS[_c] = 0
+    elif "a" <= _ch <= "z":
+        _ASCII_CLASS[_c] = 1
+    elif "A" <= _ch <= "Z":
+        _ASCII_CLASS[_c] = 2
+    elif _ch.isdigit():
+        _ASCII_CLASS[_c] = 3
+    elif _ch in ".,;:!?'\"()-":
+        _ASCII_CLASS[_c] = 4
+_CLASS_OF = np.concatenate([_ASCII_CLASS, np.full(1, 6, dtype=np.int64)])
+
+# Page-wide patterns, searched once over the whole page's text. Literals are found with
+# str.find (a fast substring search); only dates need a regex, and a case-sensitive one.
+_URL_LITERALS = ("://", "www.", ".com", ".org", ".net", ".htm", ".php")
+_LEGAL_LITERALS = ("©", "opyright", "OPYRIGHT", "ights reserved", "ights Reserved", "rivacy",
+                   "erms of", "ookie")  # fmt: skip
+_SEPARATOR_LITERALS = (" | ", " - ", " » ", " · ", " • ", " / ", " > ")
+_DATE = re.compile(r"[0-9][/.:-][0-9]")  # dates and times: 12/05, 2007-01, 10:30
+_BULLET = re.compile(r"(?:[-*•·»>+o]|\d{1,3}[.)]|[a-z][.)])\s", re.IGNORECASE)
+_SENTENCE_END = frozenset(".!?…。！？\"'”’)")
+
+# Features of the block itself; the neighbour features repeat _CONTEXT_FEATURES of the blocks
+# before and after it.
+_OWN_FEATURES = (
+    [f"tag_{group[0]}" for group in _BLOCK_TAG_GROUPS]
+    + [f"path_{tag}" for tag in _PATH_TAGS]
+    + [
+        "link_only",
+        "link_density",
+        "depth",
+        "in_link",
+        "in_heading",
+        "in_list",
+        "in_table",
+        "in_form",
+        "tags_closed",
+        "tags_opened",
+        "log_chars",
+        "log_words",
+        "mean_word_length",
+        "ratio_space",
+        "ratio_lower",
+        "ratio_upper",
+        "ratio_digit",
+        "ratio_sentence_punct",
+        "ratio_other_punct",
+        "ratio_non_ascii",
+        "starts_upper",
+        "ends_sentence",
+        "ends_colon",
+        "n_sentences",
+        "words_per_sentence",
+        "sentences_ended",
+        "duplicates",
+        "urls",
+        "dates",
+        "legal",
+        "separators",
+        "bullet",
+        "position",
+        "chars_before",
+        "log_page_blocks",
+        "log_page_chars",
+        "group_log_chars",
+        "group_blocks",
+        "group_link_density",
+        "group_share",
+        "group_mean_log_ppl",
+        "log_ppl",
+        "min_log_ppl",
+        "max_log_ppl",
+        "oov_rate",
+        "low_ppl_share",
+        "window_log_ppl",
+        "window_link_density",
+        "window_ends_sentence",
+    ]
+)
+_CONTEXT_FEATURES = (
+    "log_chars",
+    "link_density",
+    "log_ppl",
+    "ends_sentence",
+    "in_list",
+    "tag_p",
+    "depth",
+    "path_a",
+    "duplicates",
+    "group_log_chars",
+)
+_OFFSETS = (-2, -1, 1, 2)
+FEATURE_NAMES: tuple[str, ...] = tuple(
+    _OWN_FEATURES + [f"{name}@{offset:+d}" for offset in _OFFSETS for name in _CONTEXT_FEATURES]
+)
+_INDEX = {name: i for i, name in enumerate(_OWN_FEATURES)}
+_CONTEXT_INDEX = np.array([_INDEX[name] for name in _CONTEXT_FEATURES])
+# perplexity below which a sentence counts as fluent (the paper's threshold)
+_LOW_PPL = math.log10(3000.0)
+_NO_PPL = 5.0  # log10 perplexity given to blocks without a scorable token
+
+_LINK_DENSITY = operator.attrgetter("link_density")
+_TAG = operator.attrgetter("tag")
+_path_cache: dict[str, tuple[tuple[float, ...], str, tuple[str, ...]]] = {}
+_PATH_CACHE_MAX = 50_000
+
+
+def _path_info(tag_path: str) -> tuple[tuple[float, ...], str, tuple[str, ...]]:
+    """Features of a tag path, its container prefix and its tags, cached across pages."""
+    info = _path_cache.get(tag_path)
+    if info is None:
+        tags = tuple(tag_path.split())
+        present = set(tags)
+        flags = tuple(1.0 if tag in present else 0.0 for tag in _PATH_TAGS)
+        cut = len(tags)
+        while cut > 0 and tags[cut - 1] not in _CONTAINER_TAGS:
+            cut -= 1
+        if len(_path_cache) > _PATH_CACHE_MAX:
+            _path_cache.clear()
+        info = _path_cache[tag_path] = (
+            (*flags, 1.0 if tags and tags[-1] == "a" else 0.0),
+            " ".join(tags[:cut]),
+            tags,
+        )
+    return info
+
+
+def block_features(
+    blocks: Sequence[Block],
+    sentences: Sequence[str],
+    block_of: Sequence[int],
+    *,
+    log10_probs: Sequence[float],
+    n_tokens: Sequence[int],
+    n_oov: Sequence[int],
+) -> np.ndarray:
+    """The feature matrix of a page: one row per block, columns as in `FEATURE_NAMES`.
+
+    Args:
+        blocks: the page's blocks, in order (``block.index`` is the row).
+        sentences: every sentence of the page, in order.
+        block_of: the block index of each sentence (non-decreasing).
+        log10_probs, n_tokens, n_oov: each sentence's language-model score.
+    """
+    n = len(blocks)
+    own = np.zeros((n, len(_OWN_FEATURES)))
+    if n == 0:
+        return np.zeros((0, len(FEATURE_NAMES)))
+    texts = [b.text for b in blocks]
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    col = _INDEX
+
+    # markup
+    tag_codes = np.fromiter(
+        map(_TAG_GROUP_OF.get, map(_TAG, blocks), itertools.repeat(-1)), np.int64, n
+    )
+    rows = np.arange(n)
+    known = tag_codes >= 0
+    own[rows[known], tag_codes[known]] = 1.0
+    # a page repeats a few dozen tag paths over hundreds of blocks: features per path
+    path_id: dict[str, int] = {}
+    ids = np.fromiter((path_id.setdefault(b.tag_path, len(path_id)) for b in blocks), np.int64, n)
+    paths = list(path_id)
+    infos = [_path_info(path) for path in paths]
+    first = col["path_nav"]
+    own[:, first : first + len(_PATH_TAGS) + 1] = np.array([info[0] for info in infos])[ids]
+    firsts = [blocks[i] for i in np.unique(ids, return_index=True)[1].tolist()]
+    own[:, col["depth"] : col["in_form"] + 1] = np.array(
+        [(b.depth, b.in_link, b.in_heading, b.in_list, b.in_table, b.in_form) for b in firsts]
+    )[ids]
+    own[:, col["link_density"]] = np.fromiter(map(_LINK_DENSITY, blocks), np.float64, n)
+    own[:, col["tags_closed"] : col["tags_opened"] + 1] = _tag_changes(
+        paths, [info[2] for info in infos], ids
+    )
+
+    # characters, by class, per block: one pass over the page's code points
+    joined = "\n".join(texts)
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    classes = _CLASS_OF[np.minimum(codes, 128)]
+    owner = np.repeat(rows, lengths + 1)[: len(codes)]
+    counts = np.bincount(owner * _N_CLASSES + classes, minlength=n * _N_CLASSES)
+    counts = counts.reshape(n, _N_CLASSES).astype(np.float64)
+    counts[:-1, 0] -= 1.0  # the "\n" that joins each block to the next
+    safe_len = np.maximum(lengths, 1).astype(np.float64)
+    own[:, col["ratio_space"] : col["ratio_non_ascii"] + 1] = counts / safe_len[:, None]
+    words = counts[:, 0] + 1.0
+    own[:, col["log_chars"]] = np.log1p(lengths)
+    own[:, col["log_words"]] = np.log(words)
+    own[:, col["mean_word_length"]] = (lengths - counts[:, 0]) / words
+    starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
+    first_class = classes[starts]
+    own[:, col["starts_upper"]] = (first_class == 2) | (first_class == 6)
+    own[:, col["ends_sentence"]] = [t[-1] in _SENTENCE_END for t in texts]
+    own[:, col["ends_colon"]] = [t[-1] == ":" for t in texts]
+
+    # sentences and their scores
+    n_sent = len(sentences)
+    owner_s = np.asarray(block_of, dtype=np.int64)
+    lp = np.asarray(log10_probs, dtype=np.float64)
+    tok = np.asarray(n_tokens, dtype=np.float64)
+    oov = np.asarray(n_oov, dtype=np.float64)
+    per_block = np.bincount(owner_s, minlength=n).astype(np.float64) if n_sent else np.zeros(n)
+    own[:, col["n_sentences"]] = per_block
+    own[:, col["words_per_sentence"]] = words / np.maximum(per_block, 1.0)
+    if n_sent:
+        ended = np.fromiter((s[-1] in _SENTENCE_END for s in sentences), np.float64, n_sent)
+        own[:, col["sentences_ended"]] = np.bincount(owner_s, ended, n) / np.maximum(per_block, 1)
+        scored = tok > 0
+        log_ppl = np.where(scored, -lp / (tok + 1.0), _NO_PPL)
+        sum_lp = np.bincount(owner_s, lp, n)
+        sum_tok = np.bincount(owner_s, np.where(scored, tok + 1.0, 0.0), n)
+        own[:, col["log_ppl"]] = np.where(sum_tok > 0, -sum_lp / np.maximum(sum_tok, 1), _NO_PPL)
+        starts_s = np.searchsorted(owner_s, rows)
+        has = per_block > 0
+        idx = np.minimum(starts_s, n_sent - 1)
+        own[:, col["min_log_ppl"]] = np.where(has, np.minimum.reduceat(log_ppl, idx), _NO_PPL)
+        own[:, col["max_log_ppl"]] = np.where(has, np.maximum.reduceat(log_ppl, idx), _NO_PPL)
+        own[:, col["oov_rate"]] = np.bincount(owner_s, oov, n) / np.maximum(
+            np.bincount(owner_s, tok, n), 1.0
+        )
+        fluent = np.bincount(owner_s, (log_ppl <= _LOW_PPL).astype(np.float64), n)
+        own[:, col["low_ppl_share"]] = fluent / np.maximum(per_block, 1.0)
+    else:
+        own[:, col["log_ppl"]] = own[:, col["min_log_ppl"]] = own[:, col["max_log_ppl"]] = _NO_PPL
+
+    # page-level patterns
+    seen = Counter(texts)
+    own[:, col["duplicates"]] = [seen[t] - 1 for t in texts]
+    ends = starts + lengths
+    for name, literals in (
+        ("urls", _URL_LITERALS),
+        ("dates", None),
+        ("legal", _LEGAL_LITERALS),
+        ("separators", _SEPARATOR_LITERALS),
+    ):
+        if literals is None:
+            hits = [m.start() for m in _DATE.finditer(joined)]
+        else:
+            hits = _find_all(joined, literals)
+        if hits:
+            where = np.searchsorted(ends, np.asarray(hits), side="left")
+            own[:, col[name]] = np.bincount(np.minimum(where, n - 1), minlength=n)
+    own[:, col["bullet"]] = [_BULLET.match(t) is not None for t in texts]
+
+    # position and the enclosing container run
+    total = float(lengths.sum()) or 1.0
+    own[:, col["position"]] = rows / max(n - 1, 1)
+    own[:, col["chars_before"]] = (np.cumsum(lengths) - lengths) / total
+    own[:, col["log_page_blocks"]] = math.log1p(n)
+    own[:, col["log_page_chars"]] = math.log1p(total)
+    container_id: dict[str, int] = {}
+    containers = np.array([container_id.setdefault(info[1], len(container_id)) for info in infos])
+    by_block = containers[ids]
+    group = np.concatenate(([0], np.cumsum(by_block[1:] != by_block[:-1])))
+    group_chars = np.bincount(group, lengths.astype(np.float64))
+    group_blocks = np.bincount(group).astype(np.float64)
+    group_links = np.bincount(group, own[:, col["link_density"]] * lengths)
+    group_ppl = np.bincount(group, own[:, col["log_ppl"]] * lengths)
+    own[:, col["group_log_chars"]] = np.log1p(group_chars[group])
+    own[:, col["group_blocks"]] = group_blocks[group]
+    own[:, col["group_link_density"]] = group_links[group] / np.maximum(group_chars[group], 1)
+    own[:, col["group_share"]] = group_chars[group] / total
+    own[:, col["group_mean_log_ppl"]] = group_ppl[group] / np.maximum(group_chars[group], 1)
+
+    # windows of +-3 blocks, weighted by length
+    for target, source in (
+        ("window_log_ppl", "log_ppl"),
+        ("window_link_density", "link_density"),
+        ("window_ends_sentence", "ends_sentence"),
+    ):
+        own[:, col[target]] = _window_mean(own[:, col[source]], lengths.astype(np.float64), 3)
+
+    # neighbours
+    context = own[:, _CONTEXT_INDEX]
+    parts = [own]
+    fill = np.full((1, len(_CONTEXT_FEATURES)), -1.0)
+    for offset in _OFFSETS:
+        shifted = np.empty_like(context)
+        if offset < 0:
+            k = min(-offset, n)
+            shifted[:k] = fill
+            shifted[k:] = context[: n - k]
+        else:
+            k = min(offset, n)
+            shifted[n - k :] = fill
+            shifted[: n - k] = context[k:]
+        parts.append(shifted)
+    return np.hstack(parts)
+
+
+def _find_all(text: str, literals: Sequence[str]) -> list[int]:
+    """Start positions of every occurrence of each literal in ``text``."""
+    hits: list[int] = []
+    for literal in literals:
+        at = text.find(literal)
+        while at >= 0:
+            hits.append(at)
+            at = text.find(literal, at + 1)
+    return hits
+
+
+_change_cache: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+def _tag_changes(paths: list[str], tags: list[tuple[str, ...]], ids: np.ndarray) -> np.ndarray:
+    """Per block: the tags of the previous block's path closed and the tags of its own opened
+    (two columns), computed once per distinct pair of consecutive paths."""
+    previous = np.concatenate(([-1], ids[:-1]))
+    pairs, inverse = np.unique(previous * (len(paths) + 1) + ids, return_inverse=True)
+    cache = _change_cache
+    changes = []
+    for pair in pairs.tolist():
+        before, after = divmod(pair, len(paths) + 1)
+        key = (paths[before] if before >= 0 else "", paths[after])
+        change = cache.get(key)
+        if change is None:
+            a, b = tags[before] if before >= 0 else (), tags[after]
+            common = 0
+            for x, y in zip(a, b, strict=False):
+                if x != y:
+                    break
+                common += 1
+            if len(cache) > _PATH_CACHE_MAX:
+                cache.clear()
+            change = cache[key] = (len(a) - common, len(b) - common)
+        changes.append(change)
+    return np.array(changes, dtype=np.float64).reshape(-1, 2)[inverse.ravel()]
+
+
+def _window_mean(values: np.ndarray, weights: np.ndarray, radius: int) -> np.ndarray:
+    """Weighted mean of ``values`` over a window of ``radius`` blocks each side."""
+    cw = np.concatenate(([0.0], np.cumsum(weights * values)))
+    cs = np.concatenate(([0.0], np.cumsum(weights)))
+    n = len(values)
+    lo = np.maximum(np.arange(n) - radius, 0)
+    hi = np.minimum(np.arange(n) + radius + 1, n)
+    return (cw[hi] - cw[lo]) / np.maximum(cs[hi] - cs[lo], 1.0)
+
+
+def block_kinds(blocks: Sequence[Block]) -> list[str]:
+    """CleanEval's paragraph/heading/list kind of each block, from its markup."""
+    kinds = []
+    for b in blocks:
+        if b.in_heading or b.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            kinds.append(BlockKind.HEADING)
+        elif b.tag in ("li", "dd", "dt") or (b.in_list and b.tag not in ("p", "div")):
+            kinds.append(BlockKind.LIST)
+        else:
+            kinds.append(BlockKind.PARAGRAPH)
+    return kinds
+
+
+# rows evaluated at once: the index arrays hold rows x trees integers (8 MB at 100 trees)
+_MAX_ROWS = 10_000
+
+
+class TreeEnsemble:
+    """Gradient-boosted trees as flat arrays, evaluated with numpy.
+
+    A leaf points to itself, so ``depth`` rounds of "go left or right" leave every
+    (row, tree) pair at its leaf. With ``num_class`` > 1 (multiclass), tree ``t`` adds to
+    class ``t % num_class``, as LightGBM orders them.
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.feature = np.asarray(spec["feature"], dtype=np.int64)
+        self.split = np.asarray(spec["split"], dtype=np.float64)
+        # children[2 * node] is the left child, children[2 * node + 1] the right one
+        self.children = np.column_stack(
+            (np.asarray(spec["left"], dtype=np.int64), np.asarray(spec["right"], dtype=np.int64))
+        ).ravel()
+        self.value = np.asarray(spec["value"], dtype=np.float64)
+        self.roots = np.asarray(spec["roots"], dtype=np.int64)
+        self.depth = int(spec["depth"])
+        self.num_class = int(spec.get("num_class", 1))
+
+    def leaf_values(self, features: np.ndarray) -> np.ndarray:
+        """The leaf value of every tree for every row: shape (rows, trees)."""
+        n, width = features.shape
+        # flat takes on contiguous arrays: 2-D fancy indexing costs several times more
+        flat = np.ascontiguousarray(features, dtype=np.float64).ravel()
+        row_start = (np.arange(n) * width)[:, None]
+        node = np.tile(self.roots, (n, 1))
+        feature, split, children = self.feature, self.split, self.children
+        for _ in range(self.depth):
+            where = feature.take(node)
+            where += row_start
+            right = flat.take(where) > split.take(node)
+            node *= 2
+            node += right
+            node = children.take(node)
+        return self.value.take(node)
+
+    def raw_scores(self, features: np.ndarray) -> np.ndarray:
+        """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model."""
+        if len(features) > _MAX_ROWS:  # a page of 100,000 table cells: bounded memory
+            return np.concatenate(
+                [
+                    self.raw_scores(features[i : i + _MAX_ROWS])
+                    for i in range(0, len(features), _MAX_ROWS)
+                ]
+            )
+        values = self.leaf_values(features)
+        if self.num_class == 1:
+            return values.sum(axis=1)
+        return values.reshape(len(values), -1, self.num_class).sum(axis=1)
+
+
+class BlockLabeller:
+    """The trained labeller of a mode: content or boilerplate per block (a binary tree
+    ensemble and its threshold), and, where the training data marked them, the kind of a
+    content block (paragraph, heading, list item: a multiclass ensemble)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        if spec.get("format") != LABELLER_FORMAT:
+            raise ValueError(f"unsupported labeller format {spec.get('format')!r}")
+        if tuple(spec["features"]) != FEATURE_NAMES:
+            raise ValueError("the labeller was trained on other features; retrain it")
+        self.mode = spec.get("mode", "")
+        self.threshold = float(spec["threshold"])
+        self.trees = TreeEnsemble(spec)
+        kinds = spec.get("kinds")
+        self.kind_trees = TreeEnsemble(kinds) if kinds else None
+        self.kind_classes: list[str] = list(kinds["classes"]) if kinds else []
+        limit = spec.get("max_sentence_perplexity")
+        # the sentence filter the labeller was trained with (None: none)
+        self.max_sentence_perplexity = float(limit) if limit else None
+
+    @classmethod
+    def load(cls, path: str | Path) -> BlockLabeller:
+        with open(path, encoding="utf-8") as f:
+            return cls(json.load(f))
+
+    def scores(self, features: np.ndarray) -> np.ndarray:
+        """The raw score (log-odds of content) of each row of ``features``."""
+        if features.shape[0] == 0:
+            return np.zeros(0)
+        return self.trees.raw_scores(features)
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        """Whether each row is content (score above the trained threshold)."""
+        return self.scores(features) > self.threshold
+
+    def kinds(self, features: np.ndarray) -> list[str] | None:
+        """The kind (``p``, ``h``, ``l``) of each row, or ``None`` without a kind model."""
+        if self.kind_trees is None:
+            return None
+        if features.shape[0] == 0:
+            return []
+        best = self.kind_trees.raw_scores(features).argmax(axis=1)
+        classes = self.kind_classes
+        return [classes[i] for i in best.tolist()]
+
+
+_labellers: dict[str, BlockLabeller] = {}
+_labellers_lock = threading.Lock()
+
+
+def labeller_path(mode: str) -> Path:
+    """The shipped model file of a mode."""
+    return MODELS_DIR / f"labeller-{mode}.json"
+
+
+def load_labeller(mode: str, path: str | Path | None = None) -> BlockLabeller:
+    """The process-wide labeller of a mode (or of an explicit file), loaded once."""
+    key = str(path) if path else mode
+    labeller = _labellers.get(key)
+    if labeller is None:
+        with _labellers_lock:
+            labeller = _labellers.get(key)
+            if labeller is None:
+                labeller = _labellers[key] = BlockLabeller.load(path or labeller_path(mode))
+    return labeller
+
+
+def label_blocks(
+    blocks: Sequence[Block],
+    sentences: Sequence[str],
+    block_of: Sequence[int],
+    scores: Sequence[tuple[float, int, int]],
+    *,
+    mode: str,
+    labeller_path: str | None = None,
+) -> tuple[list[bool], list[str], BlockLabeller]:
+    """Keep (content) or drop (boilerplate) each block of a page, and name the kind of the
+    kept ones.
+
+    Args:
+        blocks, sentences, block_of: the page as the pipeline cut it.
+        scores: each sentence's ``(log10_prob, n_tokens, n_oov)`` (`lm.SentenceScore`).
+        mode: the settings' mode, which names the bundled labeller.
+        labeller_path: a labeller file to use instead.
+
+    Returns:
+        Per block whether it is content; per block its kind, from the labeller's kind model
+        for kept blocks when it has one, else from markup (`block_kinds`); and the labeller.
+    """
+    labeller = load_labeller(mode, labeller_path)
+    if scores:
+        log10_probs, n_tokens, n_oov = zip(*scores, strict=True)
+    else:
+        log10_probs = n_tokens = n_oov = ()
+    features = block_features(
+        blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
+    )
+    keep = labeller.predict(features)
+    kinds = block_kinds(blocks)
+    if labeller.kind_trees is not None and keep.any():
+        kept = np.flatnonzero(keep)
+        for i, kind in zip(kept.tolist(), labeller.kinds(features[kept]) or (), strict=True):
+            kinds[i] = kind
+    return keep.tolist(), kinds, labeller

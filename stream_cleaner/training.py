@@ -1,0 +1,504 @@
+"""Training the block labeller (`stream-cleaner train-labeller`): pages with gold text in,
+a small JSON tree ensemble out.
+
+Each training page is cut into blocks and scored exactly as `clean_document` does; a block is
+labelled content when most of its words align with the gold text (the CleanEval word
+alignment of `stream_cleaner.evaluate`: longest matching blocks of the two token sequences).
+LightGBM fits the trees (only here: prediction needs numpy alone); the trees are flattened
+into the arrays `labeller.BlockLabeller` evaluates.
+
+Page sets are read from directories holding ``html/NAME.html`` and ``gold/NAME.txt``
+(CleanEval's ``<text ...>`` wrapper and ``URL:`` gold line are removed, as are its
+``<p>``/``<h>``/``<l>`` markers for the alignment).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .decode import decode_body
+from .document import Block
+from .evaluate import align_words, dragnet_split, gold_words
+from .labeller import FEATURE_NAMES, LABELLER_FORMAT, BlockKind, block_features
+from .lm import LanguageModel, load_model, normalize_many
+from .parse import parse_blocks
+from .segment import split_sentences
+
+_CLEANEVAL_HEADER = re.compile(rb"\A\s*<text\b[^>]*>\r?\n?")
+_CLEANEVAL_FOOTER = re.compile(rb"</text>\s*\Z")
+_GOLD_URL_LINE = re.compile(r"\A\ufeff?\s*URL:[^\n]*\n")
+_GOLD_MARKER = re.compile(r"^\s*<([phl])>", re.IGNORECASE)
+
+# LightGBM parameters, chosen by page-grouped cross-validation on CleanEval dev and the Dragnet
+# train split (bench/labeller_cv.py); small trees keep the model file and prediction cheap.
+TRAIN_PARAMS: dict[str, Any] = {
+    "objective": "binary",
+    "learning_rate": 0.08,
+    "num_leaves": 15,
+    "max_depth": 6,
+    "min_data_in_leaf": 20,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambda_l2": 1.0,
+    "verbose": -1,
+    "num_threads": 1,
+    "seed": 1,
+    "deterministic": True,
+}
+# Per mode, also from that cross-validation: CleanEval dev is small (58 pages, ~9,600 blocks),
+# where small trees generalise better (60 of 7 leaves: 0.905; 200 of 7: 0.897; 40 of 15:
+# 0.902); the Dragnet train split (968 pages, ~197,000 blocks) takes larger ones (100 of 31
+# leaves: 0.915; 100 of 15: 0.903; 60 of 15: 0.897).
+MODE_PARAMS: dict[str, dict[str, Any]] = {
+    "corpus": {"num_leaves": 7, "max_depth": 4, "learning_rate": 0.2},
+    "article": {"num_leaves": 31, "max_depth": 7, "learning_rate": 0.15},
+}
+NUM_TREES: dict[str, int] = {"corpus": 60, "article": 100}
+CONTENT_SHARE = 0.5  # a block is content when at least this share of its words align
+
+
+@dataclass(slots=True)
+class TrainingPage:
+    """One page with gold text, cut and scored as the pipeline does, with its block labels."""
+
+    name: str
+    gold: str
+    blocks: list[Block]
+    sentences: list[str]
+    block_of: list[int]
+    log10_probs: list[float]
+    n_tokens: list[int]
+    n_oov: list[int]
+    features: np.ndarray = field(default_factory=lambda: np.zeros((0, len(FEATURE_NAMES))))
+    aligned_share: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    words: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    gold_kinds: list[str | None] = field(default_factory=list)
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.aligned_share >= CONTENT_SHARE
+
+    def text(
+        self, keep: Sequence[bool] | np.ndarray, *, max_sentence_perplexity: float | None = None
+    ) -> str:
+        """The output of the page when only blocks with ``keep`` are kept (and, with a limit,
+        only their sentences at or below it), as `clean_document` would write it."""
+        kept: dict[int, list[str]] = {}
+        for text, b, lp, n in zip(
+            self.sentences, self.block_of, self.log10_probs, self.n_tokens, strict=True
+        ):
+            if not keep[b] or not n or not _has_letter(text):
+                continue
+            if max_sentence_perplexity is not None and 10.0 ** (-lp / (n + 1)) > (
+                max_sentence_perplexity
+            ):
+                continue
+            kept.setdefault(b, []).append(text)
+        return "\n".join(" ".join(v) for v in kept.values())
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _has_letter(text: str) -> bool:
+    return _LETTER.search(text) is not None
+
+
+def read_gold(path: Path) -> str:
+    """A gold file of unknown encoding, line ends normalised, its ``URL:`` line removed."""
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = data.decode("utf-16")
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = data.decode("cp1252", errors="replace")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _GOLD_URL_LINE.sub("", text, count=1)
+
+
+def unwrap_cleaneval(data: bytes) -> bytes:
+    """The page inside CleanEval's ``<text id=.. title=.. encoding=..>`` wrapper."""
+    header = _CLEANEVAL_HEADER.match(data)
+    if header is None:
+        return data
+    body = data[header.end() :]
+    footer = _CLEANEVAL_FOOTER.search(body)
+    return body[: footer.start()] if footer else body
+
+
+def page_files(directory: str | Path, *, split: str | None = None) -> list[tuple[Path, Path]]:
+    """The (html, gold) file pairs of a page set directory, in name order.
+
+    Args:
+        directory: holds ``html/NAME.html`` (or ``.htm``) and ``gold/NAME.txt``.
+        split: ``"train"`` or ``"test"`` keeps only the pages of that side of the fixed
+            Dragnet split (`evaluate.dragnet_split`); ``None`` keeps all.
+    """
+    base = Path(directory)
+    pairs = []
+    for html in sorted((base / "html").iterdir(), key=_page_order):
+        if html.suffix not in (".html", ".htm"):
+            continue
+        gold = base / "gold" / f"{html.stem}.txt"
+        if not gold.exists():
+            continue
+        if split is not None and dragnet_split(html.stem) != split:
+            continue
+        pairs.append((html, gold))
+    if not pairs:
+        raise FileNotFoundError(f"no html/NAME.html + gold/NAME.txt pairs in {base}")
+    return pairs
+
+
+def _page_order(path: Path) -> tuple[int, int, str]:
+    return (0, int(path.stem), "") if path.stem.isdigit() else (1, 0, path.stem)
+
+
+def prepare_page(
+    name: str, body: bytes, gold: str, *, model: LanguageModel, parser: str = "lexbor"
+) -> TrainingPage:
+    """Cut, split and score a page as `clean_document` does; compute features and labels."""
+    text = decode_body(body).text
+    blocks = parse_blocks(text, parser=parser)
+    sentences: list[str] = []
+    block_of: list[int] = []
+    for block in blocks:
+        split = split_sentences(block.text)
+        sentences += split
+        block_of += [block.index] * len(split)
+    # normalize_many([]) gives one empty line: a page without text has no scores at all
+    scores = model.score_many(normalize_many(sentences)) if sentences else []
+    page = TrainingPage(
+        name,
+        gold,
+        blocks,
+        sentences,
+        block_of,
+        [s.log10_prob for s in scores],
+        [s.n_tokens for s in scores],
+        [s.n_oov for s in scores],
+    )
+    page.features = block_features(
+        blocks,
+        sentences,
+        block_of,
+        log10_probs=page.log10_probs,
+        n_tokens=page.n_tokens,
+        n_oov=page.n_oov,
+    )
+    page.aligned_share, page.words, page.gold_kinds = _align_blocks(blocks, gold)
+    return page
+
+
+def _align_blocks(
+    blocks: Sequence[Block], gold: str
+) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+    """Per block: the share of its words aligned with the gold, its word count, and the gold
+    marker (p/h/l) most of its aligned words carry (``None`` when none align)."""
+    tokens: list[str] = []
+    owner: list[int] = []
+    for block in blocks:
+        words = block.text.split()
+        tokens += words
+        owner += [block.index] * len(words)
+    gold_tokens, gold_kind = _gold_tokens_with_kinds(gold)
+    matcher = difflib.SequenceMatcher(None, tokens, gold_tokens, autojunk=False)
+    n = len(blocks)
+    aligned = np.zeros(n)
+    kind_votes: list[dict[str, int]] = [{} for _ in range(n)]
+    for a, b, size in matcher.get_matching_blocks():
+        for k in range(size):
+            block = owner[a + k]
+            aligned[block] += 1
+            kind = gold_kind[b + k]
+            votes = kind_votes[block]
+            votes[kind] = votes.get(kind, 0) + 1
+    words = np.bincount(np.asarray(owner, dtype=np.int64), minlength=n).astype(np.float64)
+    share = aligned / np.maximum(words, 1.0)
+    kinds = [max(v, key=v.__getitem__) if v else None for v in kind_votes]
+    return share, words, kinds
+
+
+def _gold_tokens_with_kinds(gold: str) -> tuple[list[str], list[str]]:
+    """The gold's words (as `evaluate.gold_words`) and the marker of the line each is on."""
+    tokens: list[str] = []
+    kinds: list[str] = []
+    kind = BlockKind.PARAGRAPH
+    for line in gold.split("\n"):
+        marker = _GOLD_MARKER.match(line)
+        if marker:
+            kind = marker.group(1).lower()
+        words = gold_words(line)
+        tokens += words
+        kinds += [kind] * len(words)
+    return tokens, kinds
+
+
+def load_training_pages(
+    directory: str | Path,
+    *,
+    split: str | None = None,
+    model: LanguageModel | None = None,
+    parser: str = "lexbor",
+    progress: Callable[[int], None] | None = None,
+) -> list[TrainingPage]:
+    """Every page of a page set directory, prepared for training."""
+    model = model or load_model()
+    pages = []
+    for html, gold in page_files(directory, split=split):
+        body = unwrap_cleaneval(html.read_bytes())
+        pages.append(prepare_page(html.stem, body, read_gold(gold), model=model, parser=parser))
+        if progress:
+            progress(len(pages))
+    return pages
+
+
+def stack(pages: Iterable[TrainingPage]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels and sample weights of many pages, one row per block."""
+    pages = list(pages)
+    x = np.vstack([p.features for p in pages])
+    y = np.concatenate([p.labels for p in pages]).astype(np.float64)
+    # a block weighs as its words do, damped: the score counts words, but one huge block
+    # should not drown a page's many small ones
+    w = np.concatenate([np.sqrt(np.maximum(p.words, 1.0)) for p in pages])
+    return x, y, w
+
+
+def fit_trees(
+    pages: Sequence[TrainingPage], *, num_trees: int = 150, params: dict | None = None
+) -> Any:
+    """A LightGBM booster fitted on the blocks of ``pages``."""
+    import lightgbm
+
+    x, y, w = stack(pages)
+    data = lightgbm.Dataset(x, y, weight=w, feature_name=list(FEATURE_NAMES), free_raw_data=True)
+    return lightgbm.train({**TRAIN_PARAMS, **(params or {})}, data, num_boost_round=num_trees)
+
+
+def export_trees(booster: Any) -> dict[str, Any]:
+    """Flatten a LightGBM booster into `labeller.BlockLabeller`'s arrays."""
+    dump = booster.dump_model()
+    feature: list[int] = []
+    split: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list[float] = []
+    roots: list[int] = []
+    depth = 0
+
+    def add(node: dict[str, Any], level: int) -> int:
+        nonlocal depth
+        index = len(feature)
+        feature.append(0)
+        split.append(0.0)
+        left.append(index)
+        right.append(index)
+        value.append(0.0)
+        if "leaf_value" in node:
+            value[index] = float(node["leaf_value"])
+            depth = max(depth, level)
+            return index
+        if node.get("decision_type", "<=") != "<=":
+            raise ValueError(f"unsupported split {node.get('decision_type')!r}")
+        feature[index] = int(node["split_feature"])
+        split[index] = float(node["threshold"])
+        left[index] = add(node["left_child"], level + 1)
+        right[index] = add(node["right_child"], level + 1)
+        return index
+
+    for tree in dump["tree_info"]:
+        roots.append(add(tree["tree_structure"], 0))
+    return {
+        "feature": feature,
+        "split": split,
+        "left": left,
+        "right": right,
+        "value": value,
+        "roots": roots,
+        "depth": depth,
+    }
+
+
+def macro_f1(
+    pages: Sequence[TrainingPage],
+    keeps: Sequence[np.ndarray],
+    *,
+    max_sentence_perplexity: float | None = None,
+) -> float:
+    """Mean per-page word-alignment F1 of the outputs the ``keeps`` decisions give."""
+    f1s = [
+        align_words(p.text(k, max_sentence_perplexity=max_sentence_perplexity), p.gold).f1
+        for p, k in zip(pages, keeps, strict=True)
+    ]
+    return float(np.mean(f1s)) if f1s else 0.0
+
+
+def cross_validate(
+    pages: Sequence[TrainingPage],
+    *,
+    folds: int = 5,
+    num_trees: int = 150,
+    params: dict | None = None,
+    extra: Sequence[TrainingPage] = (),
+) -> list[np.ndarray]:
+    """Out-of-fold raw scores for every page (pages split into ``folds`` groups by name
+    hash); ``extra`` pages are added to every fold's training set."""
+    from .labeller import BlockLabeller
+
+    fold_of = [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % folds for p in pages]
+    out: list[np.ndarray] = [np.zeros(0)] * len(pages)
+    for k in range(folds):
+        train = [p for p, f in zip(pages, fold_of, strict=True) if f != k] + list(extra)
+        booster = fit_trees(train, num_trees=num_trees, params=params)
+        labeller = BlockLabeller(_spec(booster, threshold=0.0, mode="cv"))
+        for i, p in enumerate(pages):
+            if fold_of[i] == k:
+                out[i] = labeller.scores(p.features)
+    return out
+
+
+def choose_threshold(
+    pages: Sequence[TrainingPage],
+    scores: Sequence[np.ndarray],
+    *,
+    max_sentence_perplexity: float | None = None,
+) -> tuple[float, float]:
+    """The score threshold with the best macro F1 on (out-of-fold) scores, and that F1."""
+    best = (0.0, -1.0)
+    for threshold in np.arange(-2.0, 2.01, 0.25):
+        f1 = macro_f1(
+            pages,
+            [s > threshold for s in scores],
+            max_sentence_perplexity=max_sentence_perplexity,
+        )
+        if f1 > best[1] + 1e-9:
+            best = (float(threshold), f1)
+    return best
+
+
+KIND_CLASSES = (BlockKind.PARAGRAPH, BlockKind.HEADING, BlockKind.LIST)
+KIND_TREES = 40
+MIN_KIND_BLOCKS = 100
+
+
+def fit_kinds(pages: Sequence[TrainingPage], *, num_trees: int = KIND_TREES) -> Any | None:
+    """A multiclass booster for the kind (p/h/l) of content blocks, from the gold markers;
+    ``None`` when the gold has too few marked blocks or a single kind (no markers)."""
+    import lightgbm
+
+    rows: list[np.ndarray] = []
+    kinds: list[int] = []
+    for p in pages:
+        for i, (content, kind) in enumerate(zip(p.labels, p.gold_kinds, strict=True)):
+            if content and kind in KIND_CLASSES:
+                rows.append(p.features[i])
+                kinds.append(KIND_CLASSES.index(kind))
+    if len(rows) < MIN_KIND_BLOCKS or len(set(kinds)) < len(KIND_CLASSES):
+        return None
+    params = {**TRAIN_PARAMS, **MODE_PARAMS["corpus"], "objective": "multiclass"}
+    params["num_class"] = len(KIND_CLASSES)
+    data = lightgbm.Dataset(np.vstack(rows), np.asarray(kinds), free_raw_data=True)
+    return lightgbm.train(params, data, num_boost_round=num_trees)
+
+
+def _spec(booster: Any, *, threshold: float, mode: str, **meta: Any) -> dict[str, Any]:
+    return {
+        "format": LABELLER_FORMAT,
+        "mode": mode,
+        "features": list(FEATURE_NAMES),
+        "threshold": threshold,
+        **export_trees(booster),
+        **meta,
+    }
+
+
+def train_labeller(
+    sources: Sequence[tuple[str, str | None]],
+    *,
+    mode: str,
+    output: str | Path,
+    model: LanguageModel | None = None,
+    num_trees: int | None = None,
+    folds: int = 5,
+    max_sentence_perplexity: float | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, Any]:
+    """Train a labeller on page set directories and write it with its sidecar.
+
+    Args:
+        sources: ``(directory, split)`` pairs; ``split`` is ``None`` for the whole set or
+            ``"train"`` for the Dragnet-style hash split's training side.
+        mode: the mode the labeller serves (``corpus`` or ``article``), recorded in the file.
+        output: the model file (JSON); ``<output>.meta.json`` gets what it was trained on.
+        num_trees: boosting rounds (default: `NUM_TREES` of the mode).
+        folds: page-grouped folds used to choose the decision threshold (out-of-fold scores);
+            ``0`` or ``1`` keeps the threshold at 0 (probability 0.5).
+        max_sentence_perplexity: the sentence filter applied inside kept blocks when the
+            threshold is chosen (``None``: no sentence filter).
+        progress: called with (directory, pages read so far).
+
+    Returns:
+        The sidecar: sources, page and block counts, threshold and its cross-validated F1.
+    """
+    model = model or load_model()
+    num_trees = num_trees or NUM_TREES.get(mode, 150)
+    params = MODE_PARAMS.get(mode, {})
+    pages: list[TrainingPage] = []
+    for directory, split in sources:
+        pages += load_training_pages(
+            directory,
+            split=split,
+            model=model,
+            progress=(lambda n, d=directory: progress(d, n)) if progress else None,
+        )
+    threshold, cv_f1 = 0.0, None
+    if folds > 1 and len(pages) >= folds:
+        scores = cross_validate(pages, folds=folds, num_trees=num_trees, params=params)
+        threshold, cv_f1 = choose_threshold(
+            pages, scores, max_sentence_perplexity=max_sentence_perplexity
+        )
+    booster = fit_trees(pages, num_trees=num_trees, params=params)
+    kind_booster = fit_kinds(pages)
+    meta = {
+        "mode": mode,
+        "trained_on": [{"directory": str(d), "split": s} for d, s in sources],
+        "pages": len(pages),
+        "blocks": int(sum(len(p.blocks) for p in pages)),
+        "content_blocks": int(sum(int(p.labels.sum()) for p in pages)),
+        "num_trees": num_trees,
+        "params": {**TRAIN_PARAMS, **params},
+        "threshold": threshold,
+        "cv_folds": folds,
+        "cv_macro_f1": cv_f1,
+        "max_sentence_perplexity": max_sentence_perplexity,
+        "kind_model": kind_booster is not None,
+        "language_model": model.id,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+    spec = _spec(
+        booster, threshold=threshold, mode=mode, max_sentence_perplexity=max_sentence_perplexity
+    )
+    if kind_booster is not None:
+        spec["kinds"] = {
+            "classes": list(KIND_CLASSES),
+            "num_class": len(KIND_CLASSES),
+            **export_trees(kind_booster),
+        }
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
+    Path(f"{output}.meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return meta
