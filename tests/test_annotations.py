@@ -81,7 +81,12 @@ def test_read_refuses_a_broken_file(tmp_path):
 
 
 def test_predict_page_labels_blocks_from_the_cleaners_decisions(default_model):
-    page = predict_page(PAGE, "p.html", model=default_model)
+    from stream_cleaner.settings import CleanerSettings
+
+    corpus = predict_page(PAGE, "p.html", model=default_model)  # the default mode's labeller
+    assert [b.label for b in corpus.blocks][0::2] == ["boilerplate", "content"]
+    perplexity_mode = CleanerSettings(mode="perplexity")
+    page = predict_page(PAGE, "p.html", model=default_model, settings=perplexity_mode)
     assert page.html_sha256 == html_sha256(PAGE)
     assert [(b.index, b.text, b.label, b.kind) for b in page.blocks] == [
         (0, "Menu", "boilerplate", "list"),

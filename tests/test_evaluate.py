@@ -252,7 +252,8 @@ def test_cleaneval_dev_reads_whole_and_scores_as_documented():
     assert all(p.gold is not None and p.url.startswith("http") for p in pages)
     assert not any(p.raw.startswith(b"<text") or p.gold.startswith("URL:") for p in pages)
     # the README's threshold table: macro word-alignment F1 0.8705 at max perplexity 3000
-    summary, _ = score_outputs(pages, clean_pages(pages, CleanerSettings()))
+    perplexity_mode = CleanerSettings(mode="perplexity")
+    summary, _ = score_outputs(pages, clean_pages(pages, perplexity_mode))
     assert summary.f1 == pytest.approx(0.8705, abs=0.002)
     assert 0.5 < summary.levenshtein < summary.f1
     # an extractor that keeps nothing scores 1 only on the one page whose gold is empty too
