@@ -28,7 +28,6 @@ import json
 import math
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -106,13 +105,8 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> web.Re
 
 
 def modes() -> tuple[str, ...]:
-    """The cleaning modes the core knows (``settings.MODES``; only perplexity before it)."""
-    return tuple(getattr(settings_module, "MODES", ("perplexity",)))
-
-
-def settings_have_mode() -> bool:
-    """Whether `CleanerSettings` takes a ``mode``."""
-    return "mode" in {f.name for f in fields(CleanerSettings)}
+    """The cleaning modes the core knows (``settings.MODES``)."""
+    return tuple(settings_module.MODES)
 
 
 def resolve_under(root: str | Path, relative: str) -> Path:
@@ -185,7 +179,7 @@ class DemoApi:
         return {
             "models": list(self.models),
             "modes": list(modes()),
-            "mode": getattr(self.cleaner, "mode", modes()[0]),
+            "mode": self.cleaner.mode,
             "max_perplexity": self.cleaner.max_sentence_perplexity,
             "max_body_bytes": self.web.max_body_bytes,
             "max_request_seconds": self.web.max_request_seconds,
@@ -268,8 +262,7 @@ class DemoApi:
             "max_sentence_perplexity": max_perplexity,
             "time_budget_seconds": min(budget, self.web.max_request_seconds),
         }
-        if settings_have_mode():
-            changes["mode"] = mode
+        changes["mode"] = mode
         try:
             return self.cleaner.with_options(**changes)
         except ValueError as exc:
@@ -278,7 +271,7 @@ class DemoApi:
     def _mode_of(self, value: Any) -> str:
         known = modes()
         if value is None:
-            return str(getattr(self.cleaner, "mode", known[0]))
+            return self.cleaner.mode
         if not isinstance(value, str) or value not in known:
             raise ApiError(
                 422,
@@ -349,6 +342,11 @@ class DemoApi:
         threshold = self._threshold_of(payload.get("max_perplexity"))
         name, model = self.model(payload.get("model"))
         settings = self.settings_for(mode, threshold)
+        if payload.get("max_perplexity") is not None:
+            # a limit asked for applies in every mode: in the labeller's, to the sentences of
+            # the blocks it keeps, which is also the rule the page re-applies as the slider moves
+            settings = settings.with_options(sentence_filter="on")
+        sentence_filter = mode == "perplexity" or settings.sentence_filter == "on"
         if source == "url":
             raw = await self._fetch(value)
         else:
@@ -356,7 +354,7 @@ class DemoApi:
             raw = RawDocument(body=value, content_type=content_type)
         document = await self.run(clean_document, raw, settings=settings, model=model)
         out = document.to_dict()
-        out.update(mode=mode, max_perplexity=threshold, model=name)
+        out.update(mode=mode, max_perplexity=threshold, model=name, sentence_filter=sentence_filter)
         if document.error:
             status = _ERROR_STATUS.get(document.error, 422)
             message = document.error_detail or document.error

@@ -187,6 +187,9 @@ def test_every_setting_reaches_the_worker() -> None:
             sasl_password="s3cret",
         ),
         cleaner=CleanerSettings(
+            mode="article",
+            sentence_filter="on",
+            labeller_path="/srv/models/labeller-article.json",
             max_sentence_perplexity=1500.5,
             parser="html5lib",
             model_path="/srv/models/en.klm",

@@ -11,7 +11,7 @@ import pytest
 
 from stream_cleaner.annotations import read_annotation
 from stream_cleaner.settings import CleanerSettings
-from stream_cleaner.web.api import ROUTES, ApiError, modes, resolve_under
+from stream_cleaner.web.api import ROUTES, ApiError, resolve_under
 from stream_cleaner.web.config import WebSettings, parse_model_specs
 from stream_cleaner.web.fetch import is_public_address
 from stream_cleaner.web.server import create_web_app
@@ -54,7 +54,7 @@ def by_text(document: dict) -> dict[str, dict]:
 
 
 def test_clean_html_keeps_the_article_and_drops_the_navigation(base):
-    status, doc = clean(base, html=PAGE)
+    status, doc = clean(base, html=PAGE, mode="perplexity")
     assert status == 200, doc
     sentences = by_text(doc)
     for text in BOILERPLATE:
@@ -64,15 +64,22 @@ def test_clean_html_keeps_the_article_and_drops_the_navigation(base):
     for text in re.findall(r"[^.]+\.", ARTICLE):
         assert sentences[text.strip()]["kept"] is True
     assert set(doc["sentences"][0]) >= {"text", "block", "perplexity", "kept", "reason"}
-    assert doc["model"] == "default" and doc["mode"] == modes()[0]
-    assert doc["max_perplexity"] == 3000
+    assert doc["model"] == "default" and doc["mode"] == "perplexity"
+    assert doc["max_perplexity"] == 3000 and doc["sentence_filter"] is True
     assert doc["text"].startswith("The city council approved")
 
 
 def test_clean_text_threshold_mode_and_named_model(base):
-    status, doc = clean(base, text="Home\n" + ARTICLE, max_perplexity=10)
+    status, doc = clean(base, text="Home\n" + ARTICLE, max_perplexity=10, mode="perplexity")
     assert status == 200
     assert doc["n_blocks"] == 2 and doc["n_kept"] == 0 and doc["text"] == ""
+    # in the labeller's modes a limit asked for applies to the sentences of the kept blocks
+    status, doc = clean(base, html=PAGE, mode="corpus", max_perplexity=10)
+    assert status == 200 and doc["sentence_filter"] is True
+    assert {s["reason"] for s in doc["sentences"]} <= {"boilerplate", "high_perplexity"}
+    assert doc["text"] == ""
+    status, doc = clean(base, html=PAGE, mode="corpus")
+    assert status == 200 and doc["sentence_filter"] is False and doc["text"]
     status, doc = clean(base, text=ARTICLE, mode="perplexity", model="tiny")
     assert status == 200
     assert doc["model"] == "tiny" and doc["model_id"] == "tiny-test"
@@ -347,7 +354,7 @@ def test_the_worker_serves_the_demo_and_api(tmp_path):
     app = create_app(WorkerSettings(datadir=str(tmp_path)))
     try:
         with running(app.web.web_app) as url:
-            status, doc = clean(url, html=PAGE, max_perplexity=5000)
+            status, doc = clean(url, html=PAGE, max_perplexity=5000, mode="perplexity")
             assert status == 200 and by_text(doc)["Menu"]["kept"] is False
             assert by_text(doc)["Home"]["kept"] is True  # 4,146 is under 5,000
             status, answer = clean(url, html=PAGE, model="nope")
@@ -389,24 +396,18 @@ def test_a_model_whose_file_is_missing_is_a_server_error(tmp_path):
     assert (status, answer["error"]["code"]) == (500, "model_unavailable")
 
 
-def test_modes_follow_the_settings_module(monkeypatch):
-    """Modes come from settings.MODES when it exists; mode reaches the settings only when
-    CleanerSettings has the field (both sides of the mode work's merge)."""
-    import stream_cleaner.settings as settings_module
-    from stream_cleaner.web.api import DemoApi, settings_have_mode
+def test_modes_are_the_cores_and_reach_the_settings():
+    from stream_cleaner.settings import MODES, CleanerSettings
+    from stream_cleaner.web.api import DemoApi
 
-    monkeypatch.setattr(settings_module, "MODES", ("perplexity", "other"), raising=False)
     api = DemoApi()
     try:
-        assert api.config()["modes"] == ["perplexity", "other"]
-        assert api._mode_of("other") == "other"
+        assert api.config()["modes"] == list(MODES)
+        assert api.config()["mode"] == CleanerSettings().mode
+        assert api._mode_of("article") == "article"
         with pytest.raises(ApiError, match="unknown mode"):
-            api._mode_of("corpus")
+            api._mode_of("fancy")
         settings = api.settings_for("perplexity", 100.0)
-        assert settings.max_sentence_perplexity == 100.0
-        if settings_have_mode():
-            assert settings.mode == "perplexity"
-        monkeypatch.delattr(settings_module, "MODES")
-        assert api.config()["modes"] == ["perplexity"]
+        assert (settings.mode, settings.max_sentence_perplexity) == ("perplexity", 100.0)
     finally:
         api.close()

@@ -86,6 +86,7 @@ def test_clean_marks_boilerplate_dropped_and_the_slider_reclassifies_locally(pag
     page.goto(server + "/demo")
     assert page.locator("#threshold-value").inner_text() == "3,000"  # the server's default
     page.get_by_label("Page: HTML or plain text").fill(PAGE)
+    page.locator("#mode").select_option("perplexity")
     with page.expect_request("**/api/clean") as sent:
         page.get_by_role("button", name="Clean").click()
     assert json.loads(sent.value.post_data) == {

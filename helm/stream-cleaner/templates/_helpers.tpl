@@ -134,12 +134,17 @@ STREAM_CLEANER_WORKER_SESSION_TIMEOUT_SECONDS: {{ .Values.worker.sessionTimeoutS
 STREAM_CLEANER_WORKER_HEARTBEAT_INTERVAL_SECONDS: {{ .Values.worker.heartbeatIntervalSeconds | toString | quote }}
 STREAM_CLEANER_WORKER_REQUEST_TIMEOUT_SECONDS: {{ .Values.worker.requestTimeoutSeconds | toString | quote }}
 STREAM_CLEANER_WORKER_COMMIT_INTERVAL_SECONDS: {{ .Values.worker.commitIntervalSeconds | toString | quote }}
+STREAM_CLEANER_MODE: {{ .Values.cleaner.mode | quote }}
+STREAM_CLEANER_SENTENCE_FILTER: {{ .Values.cleaner.sentenceFilter | quote }}
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
 STREAM_CLEANER_PARSER: {{ .Values.cleaner.parser | quote }}
 STREAM_CLEANER_MAX_DOCUMENT_BYTES: {{ .Values.cleaner.maxDocumentBytes | int64 | toString | quote }}
 STREAM_CLEANER_TIME_BUDGET_SECONDS: {{ .Values.cleaner.timeBudgetSeconds | toString | quote }}
 {{- if .Values.model.file }}
 STREAM_CLEANER_MODEL_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.file | quote }}
+{{- end }}
+{{- if .Values.model.labellerFile }}
+STREAM_CLEANER_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.labellerFile | quote }}
 {{- end }}
 {{- end }}
 

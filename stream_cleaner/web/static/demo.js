@@ -8,6 +8,8 @@
     high_perplexity: "dropped: perplexity above the limit",
     no_words: "dropped: no words",
     time_budget: "dropped: out of processing time",
+    boilerplate: "dropped: boilerplate block (labeller)",
+    site_template: "dropped: repeats across the site",
   };
   const SLIDER_MIN = 1, SLIDER_MAX = 5, HIST_MIN = 0.5, HIST_MAX = 5.5, BINS = 40;
 
