@@ -1,7 +1,7 @@
 """Compile stream-cleaner's optional native speed-ups in place (stream_cleaner/_native/*.so).
 
 Cython modules for the hot loops: ``sentences`` splits blocks into sentences, ``signatures``
-hashes blocks for site templates; two read the C
+hashes blocks for site templates, ``trees`` walks the labeller's trees; two read the C
 structures of extensions the package already uses, ``lexbor_walk`` walking selectolax's lexbor
 tree and ``kenlm_score`` normalising and scoring through the C++ model a ``kenlm.Model`` holds.
 Those compile against the headers of exactly the installed versions, taken from their sdists on
@@ -69,6 +69,11 @@ def main() -> int:
             "stream_cleaner._native.signatures",
             [str(NATIVE / "signatures.pyx")],
             libraries=["z"],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "stream_cleaner._native.trees",
+            [str(NATIVE / "trees.pyx")],
             extra_compile_args=["-O2"],
         ),
         Extension(

@@ -135,6 +135,26 @@ def test_native_block_signatures_equal_the_reference(native, monkeypatch):
     assert sites.block_signatures(blocks, limit=10) == fast[:10]
 
 
+@pytest.mark.parametrize("mode", ["corpus", "article"])
+def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import labeller
+
+    trees = labeller.load_labeller(mode).trees
+    rng = np.random.default_rng(3)
+    for rows in (0, 1, 3, 4, 7, 131):
+        features = rng.normal(scale=3.0, size=(rows, len(labeller.FEATURE_NAMES)))
+        features[::5, 7] = np.nan  # NaN goes left in both
+        fast = native["trees"].leaf_values(
+            features, trees.feature, trees.split, trees.children, trees.value, trees.roots,
+            trees.depth,
+        )  # fmt: skip
+        monkeypatch.setattr(labeller, "native_module", lambda name: None)
+        assert np.array_equal(fast, trees.leaf_values(features))
+        monkeypatch.undo()
+
+
 def test_modules_built_for_other_versions_are_not_used():
     assert version_mismatch({"selectolax": "0.0.1"}) == (
         "built for selectolax 0.0.1, but "
