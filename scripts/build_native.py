@@ -1,9 +1,10 @@
 """Compile stream-cleaner's optional native speed-ups in place (stream_cleaner/_native/*.so).
 
 Cython modules for the hot loops: ``sentences`` splits blocks into sentences, ``signatures``
-hashes blocks for site templates, ``trees`` walks the labeller's trees; two read the C
-structures of extensions the package already uses, ``lexbor_walk`` walking selectolax's lexbor
-tree and ``kenlm_score`` normalising and scoring through the C++ model a ``kenlm.Model`` holds.
+hashes blocks for site templates, ``trees`` walks the labeller's trees and ``text_features``
+scans block texts for it. Two read the C structures of extensions the package already uses:
+``lexbor_walk`` walks selectolax's lexbor tree, and ``kenlm_score`` normalises and scores
+through the C++ model a ``kenlm.Model`` holds.
 Those compile against the headers of exactly the installed versions, taken from their sdists on
 PyPI (cached in .cache/native), and the versions are recorded in ``_native/built_for.json``: at
 import the package uses the modules only while the installed versions still match, and falls
@@ -74,6 +75,11 @@ def main() -> int:
         Extension(
             "stream_cleaner._native.trees",
             [str(NATIVE / "trees.pyx")],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "stream_cleaner._native.text_features",
+            [str(NATIVE / "text_features.pyx")],
             extra_compile_args=["-O2"],
         ),
         Extension(

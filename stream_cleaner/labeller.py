@@ -91,6 +91,8 @@ _LEGAL_LITERALS = ("©", "opyright", "OPYRIGHT", "ights reserved", "ights Reserv
                    "erms of", "ookie")  # fmt: skip
 _SEPARATOR_LITERALS = (" | ", " - ", " » ", " · ", " • ", " / ", " > ")
 _DATE = re.compile(r"[0-9][/.:-][0-9]")  # dates and times: 12/05, 2007-01, 10:30
+_PATTERN_NAMES = ("urls", "dates", "legal", "separators")
+_PATTERN_GROUPS = (_URL_LITERALS, None, _LEGAL_LITERALS, _SEPARATOR_LITERALS)  # None: _DATE
 _BULLET = re.compile(r"(?:[-*•·»>+o]|\d{1,3}[.)]|[a-z][.)])\s", re.IGNORECASE)
 _SENTENCE_END = frozenset(".!?…。！？\"'”’)")
 
@@ -247,25 +249,29 @@ def block_features(
         paths, [info[2] for info in infos], ids
     )
 
-    # characters, by class, per block: one pass over the page's code points
+    # characters, by class, per block; end punctuation; URL, date, legal, separator patterns
     joined = "\n".join(texts)
-    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    classes = _CLASS_OF[np.minimum(codes, 128)]
-    owner = np.repeat(rows, lengths + 1)[: len(codes)]
-    counts = np.bincount(owner * _N_CLASSES + classes, minlength=n * _N_CLASSES)
-    counts = counts.reshape(n, _N_CLASSES).astype(np.float64)
-    counts[:-1, 0] -= 1.0  # the "\n" that joins each block to the next
+    starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
+    ends = starts + lengths
+    fast = native_module("text_features")
+    if fast is not None:
+        class_counts, first_class, end_flags, pattern_hits = fast.text_features(
+            texts, joined, ends, _ASCII_CLASS, _SENTENCE_END, _PATTERN_GROUPS
+        )
+        counts = class_counts.astype(np.float64)
+    else:
+        counts, first_class, end_flags, pattern_hits = _text_features(texts, joined, ends, rows)
     safe_len = np.maximum(lengths, 1).astype(np.float64)
     own[:, col["ratio_space"] : col["ratio_non_ascii"] + 1] = counts / safe_len[:, None]
     words = counts[:, 0] + 1.0
     own[:, col["log_chars"]] = np.log1p(lengths)
     own[:, col["log_words"]] = np.log(words)
     own[:, col["mean_word_length"]] = (lengths - counts[:, 0]) / words
-    starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
-    first_class = classes[starts]
     own[:, col["starts_upper"]] = (first_class == 2) | (first_class == 6)
-    own[:, col["ends_sentence"]] = [t[-1] in _SENTENCE_END for t in texts]
-    own[:, col["ends_colon"]] = [t[-1] == ":" for t in texts]
+    own[:, col["ends_sentence"]] = end_flags[:, 0]
+    own[:, col["ends_colon"]] = end_flags[:, 1]
+    for g, name in enumerate(_PATTERN_NAMES):
+        own[:, col[name]] = pattern_hits[:, g]
 
     # sentences and their scores
     n_sent = len(sentences)
@@ -300,20 +306,6 @@ def block_features(
     # page-level patterns
     seen = Counter(texts)
     own[:, col["duplicates"]] = [seen[t] - 1 for t in texts]
-    ends = starts + lengths
-    for name, literals in (
-        ("urls", _URL_LITERALS),
-        ("dates", None),
-        ("legal", _LEGAL_LITERALS),
-        ("separators", _SEPARATOR_LITERALS),
-    ):
-        if literals is None:
-            hits = [m.start() for m in _DATE.finditer(joined)]
-        else:
-            hits = _find_all(joined, literals)
-        if hits:
-            where = np.searchsorted(ends, np.asarray(hits), side="left")
-            own[:, col[name]] = np.bincount(np.minimum(where, n - 1), minlength=n)
     own[:, col["bullet"]] = [_BULLET.match(t) is not None for t in texts]
 
     # position and the enclosing container run
@@ -360,6 +352,34 @@ def block_features(
             shifted[: n - k] = context[k:]
         parts.append(shifted)
     return np.hstack(parts)
+
+
+def _text_features(
+    texts: list[str], joined: str, ends: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The reference of ``_native/text_features.pyx``: class counts (n, 7), the first
+    character's class, the ends-a-sentence and ends-with-a-colon flags (n, 2), and the hits of
+    each of `_PATTERN_GROUPS` (n, groups)."""
+    n = len(texts)
+    lengths = ends - np.concatenate(([0], ends[:-1] + 1))
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    classes = _CLASS_OF[np.minimum(codes, 128)]
+    owner = np.repeat(rows, lengths + 1)[: len(codes)]
+    counts = np.bincount(owner * _N_CLASSES + classes, minlength=n * _N_CLASSES)
+    counts = counts.reshape(n, _N_CLASSES).astype(np.float64)
+    counts[:-1, 0] -= 1.0  # the "\n" that joins each block to the next
+    first_class = classes[ends - lengths]
+    end_flags = np.array([(t[-1] in _SENTENCE_END, t[-1] == ":") for t in texts], np.float64)
+    pattern_hits = np.zeros((n, len(_PATTERN_GROUPS)))
+    for g, literals in enumerate(_PATTERN_GROUPS):
+        if literals is None:
+            hits = [m.start() for m in _DATE.finditer(joined)]
+        else:
+            hits = _find_all(joined, literals)
+        if hits:
+            where = np.searchsorted(ends, np.asarray(hits), side="left")
+            pattern_hits[:, g] = np.bincount(np.minimum(where, n - 1), minlength=n)
+    return counts, first_class, end_flags.reshape(n, 2), pattern_hits
 
 
 def _find_all(text: str, literals: Sequence[str]) -> list[int]:

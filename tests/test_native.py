@@ -155,6 +155,34 @@ def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, mo
         monkeypatch.undo()
 
 
+def test_native_text_features_equal_numpy(native, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import labeller
+
+    rnd = random.Random(9)
+    pieces = ["12/05", "2007-01", "10:30", "1.2.3", "www.x.com", "\u00a9 2024", " | ", " - "]
+    pieces += ["Rights Reserved", "Cookie", "a", "B", "\u6771", "\ud800", " ", ".", ":", "\u2022"]
+    pages = [
+        ["".join(rnd.choices(pieces, k=rnd.randint(1, 30))) for _ in range(rnd.randint(1, 40))]
+        for _ in range(300)
+    ]
+    pages.append([TRICKY_PAGE])
+    for texts in pages:
+        blocks = [
+            Block(i, t, "p", "html body p", 3, 0.0, False, False, False, False, False)
+            for i, t in enumerate(texts)
+        ]
+        sentences = list(texts)
+        options = {"log10_probs": [-10.0] * len(texts), "n_tokens": [4] * len(texts),
+                   "n_oov": [0] * len(texts)}  # fmt: skip
+        fast = labeller.block_features(blocks, sentences, list(range(len(texts))), **options)
+        monkeypatch.setattr(labeller, "native_module", lambda name: None)
+        slow = labeller.block_features(blocks, sentences, list(range(len(texts))), **options)
+        monkeypatch.undo()
+        assert np.array_equal(fast, slow, equal_nan=True), texts
+
+
 def test_modules_built_for_other_versions_are_not_used():
     assert version_mismatch({"selectolax": "0.0.1"}) == (
         "built for selectolax 0.0.1, but "
