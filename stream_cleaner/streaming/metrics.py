@@ -13,7 +13,7 @@ import math
 import threading
 import time
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -170,6 +170,14 @@ class WorkerMetrics:
         self.model_loaded = Gauge(
             PREFIX + "model_loaded", "1 once the language model is loaded.", registry=r
         )
+        self.consumer_lag = Gauge(
+            PREFIX + "consumer_lag",
+            "Messages of each input partition assigned to this worker that are not committed "
+            "yet: the partition's end offset minus the group's committed offset.",
+            ["topic", "partition"],
+            registry=r,
+        )
+        self._lag_series: set[tuple[str, str]] = set()
         # labelled series show up at 0 before their first event, so rates work from the start
         from ..decide import DropReason
         from .records import DeadLetterReason
@@ -218,6 +226,27 @@ class WorkerMetrics:
     def observe_publish(self, seconds: float) -> None:
         """One batch's publish time, from the first send to the last acknowledgement."""
         self.stage_seconds.labels(STAGE_PUBLISH).observe(seconds)
+
+    def set_consumer_lag(self, lags: Mapping[tuple[str, int], int]) -> None:
+        """Set the lag of each assigned partition, ``(topic, partition) -> messages``.
+
+        The series of partitions not in ``lags`` (no longer assigned) are removed, so the
+        metric has one series per partition this worker holds, no more.
+        """
+        series = {(topic, str(partition)) for topic, partition in lags}
+        for gone in self._lag_series - series:
+            self.consumer_lag.remove(*gone)
+        for (topic, partition), lag in lags.items():
+            self.consumer_lag.labels(topic, str(partition)).set(lag)
+        self._lag_series = series
+
+    def forget_consumer_lag(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """Remove the lag series of revoked partitions."""
+        for topic, partition in partitions:
+            key = (topic, str(partition))
+            if key in self._lag_series:
+                self.consumer_lag.remove(*key)
+                self._lag_series.discard(key)
 
     def mark_processed(self, now: float | None = None) -> None:
         """Set the last-processed timestamp (Unix seconds)."""

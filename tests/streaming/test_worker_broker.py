@@ -20,6 +20,7 @@ import urllib.request
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -584,6 +585,85 @@ def test_worker_cleans_2000_pages_with_bad_inputs_mixed_in(broker: str, tmp_path
     finally:
         if proc.poll() is None:
             proc.terminate()
+            try:
+                proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _lag(text: str) -> dict[str, float]:
+    """``stream_cleaner_consumer_lag`` by partition, from a /metrics page."""
+    lags = {}
+    for line in text.splitlines():
+        if line.startswith("stream_cleaner_consumer_lag{"):
+            labels, value = line.rsplit(" ", 1)
+            partition = labels.split('partition="', 1)[1].split('"', 1)[0]
+            lags[partition] = float(value)
+    return lags
+
+
+def _wait_for_lag(
+    port: int, proc: subprocess.Popen[bytes], log: Path, check: Any, seconds: float
+) -> dict[str, float]:
+    """The lag by partition once ``check(lags)`` holds; fails after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    lags: dict[str, float] = {}
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, _tail(log)
+        try:
+            lags = _lag(_get(f"http://127.0.0.1:{port}/metrics")[1].decode())
+        except OSError:
+            lags = {}
+        if check(lags):
+            return lags
+        time.sleep(0.1)
+    pytest.fail(f"the lag never passed the check: {lags}\n{_tail(log)}")
+
+
+def test_consumer_lag_counts_the_backlog_and_follows_the_assignment(
+    broker: str, tmp_path: Path
+) -> None:
+    """Pages produced while no worker runs show as lag, which goes to 0 once they are cleaned;
+    a second worker takes half the partitions, and their lag leaves the first one's metrics."""
+    tag = uuid.uuid4().hex[:8]
+    names = _create_topics(broker, tag)
+    group = f"g{tag}"
+    n_pages = 60
+    inputs = [(f"lag-{n}".encode(), _page(n).encode(), [], None) for n in range(n_pages)]
+    asyncio.run(_produce_only(broker, names["input"], inputs))
+    ports = [_free_port(), _free_port()]
+    logs = [tmp_path / "worker-0.log", tmp_path / "worker-1.log"]
+    # one batch that waits 8 s to fill: the backlog is in sight before any of it is committed
+    slow = ["--batch-size", "1000", "--batch-within", "8", "--lag-interval", "0.2"]
+    procs = [_start_worker([*_worker_command(broker, names, ports[0], group), *slow], logs[0],
+                           tmp_path)]  # fmt: skip
+    try:
+        lags = _wait_for_lag(
+            ports[0], procs[0], logs[0], lambda lags: sum(lags.values()) == n_pages, 60
+        )
+        assert set(lags) == {"0", "1", "2", "3"}
+        assert all(lags.values())  # keys spread the pages over the four partitions
+        out = asyncio.run(_consume(broker, names, {f"lag-{n}" for n in range(n_pages)}))
+        assert len(out["documents"]) == n_pages
+        # committed (every second) and measured again: nothing left
+        _wait_for_lag(
+            ports[0], procs[0], logs[0], lambda lags: len(lags) == 4 and not any(lags.values()), 30
+        )
+
+        # a second member: the partitions are split, each worker reports only its own
+        procs.append(_start_worker(_worker_command(broker, names, ports[1], group), logs[1],
+                                   tmp_path))  # fmt: skip
+        _wait_for_lag(ports[1], procs[1], logs[1], lambda lags: len(lags) == 2, 60)
+        first = _wait_for_lag(ports[0], procs[0], logs[0], lambda lags: len(lags) == 2, 30)
+        second = _lag(_get(f"http://127.0.0.1:{ports[1]}/metrics")[1].decode())
+        assert set(first) | set(second) == {"0", "1", "2", "3"}
+        assert not any(first.values()) and not any(second.values())
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
             try:
                 proc.wait(timeout=STOP_SECONDS)
             except subprocess.TimeoutExpired:
