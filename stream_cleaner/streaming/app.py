@@ -291,7 +291,7 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     _add_faust_sensors(app, runtime)
     agents.register_agents(app, runtime)
     views.register_views(app, runtime)
-    _add_lag_timer(app, runtime)
+    _add_group_metrics(app, runtime)
     return app
 
 
@@ -364,8 +364,9 @@ async def measure_consumer_lag(
     return lags
 
 
-def _add_lag_timer(app: faust.App, runtime: WorkerRuntime) -> None:
-    """Measure the consumer lag every ``lag_interval_seconds``; forget revoked partitions."""
+def _add_group_metrics(app: faust.App, runtime: WorkerRuntime) -> None:
+    """Measure the consumer lag every ``lag_interval_seconds``, forget revoked partitions and
+    count rebalances."""
     metrics = runtime.metrics
     topic = runtime.settings.input_topic
     earliest: dict[Any, int] = {}
@@ -385,6 +386,10 @@ def _add_lag_timer(app: faust.App, runtime: WorkerRuntime) -> None:
         metrics.forget_consumer_lag((tp.topic, tp.partition) for tp in revoked)
         for tp in revoked:
             earliest.pop(tp, None)
+
+    @app.on_partitions_assigned.connect
+    async def count_rebalance(app: faust.App, assigned: Any, **kwargs: Any) -> None:
+        metrics.rebalances.inc()
 
 
 def run_worker(app: faust.App, *, loglevel: str = "info") -> int:

@@ -178,6 +178,12 @@ class WorkerMetrics:
             registry=r,
         )
         self._lag_series: set[tuple[str, str]] = set()
+        self.rebalances = Counter(
+            PREFIX + "rebalances",
+            "Rebalances of the consumer group this worker went through (each ends with a new "
+            "assignment; the first is the worker joining the group).",
+            registry=r,
+        )
         # labelled series show up at 0 before their first event, so rates work from the start
         from ..decide import DropReason
         from .records import DeadLetterReason
