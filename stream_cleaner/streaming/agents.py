@@ -36,6 +36,7 @@ shared and the GIL would serialise more threads anyway: scale with processes and
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -59,6 +60,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# allocations between two collections of the youngest generation (Python's default is 700)
+GC_YOUNG_THRESHOLD = 20_000
+
 # the agent's name in the app (``app.agents[AGENT_NAME]``) and in Faust's logs and sensors
 AGENT_NAME = "clean_raw_pages"
 
@@ -77,6 +81,21 @@ def load_model_now(path: str | None) -> LanguageModel:
     model = load_model(path)
     model.model  # noqa: B018 - the property loads the file
     return model
+
+
+def settle_gc() -> None:
+    """Tune the cyclic garbage collector for a long-running worker, once it has started.
+
+    Everything made at start-up (Faust, aiokafka, the app, the model's wrappers) lives as long
+    as the process: `gc.freeze` takes it out of every later collection. A page then makes
+    hundreds of thousands of small objects that reference counting frees; collecting the
+    youngest generation every `GC_YOUNG_THRESHOLD` allocations instead of Python's 700 makes
+    far fewer pointless passes. On the CleanEval test pages this took the worker's time in the
+    collector from 0.50 to 0.09 s per 684 pages (about 6 % of its CPU time).
+    """
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
 
 
 def clean_one(
@@ -401,6 +420,7 @@ def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
                 runtime.executor, load_model_now, settings.cleaner.model_path
             )
             runtime.metrics.model_loaded.set(1)
+            settle_gc()
         send = runtime.send or faust_send(app, runtime)
         runtime.agent_running = True
         try:
