@@ -8,7 +8,8 @@ the input record's timestamp to the output record's) and each worker's RSS.
 
 Two columns tell where a worker's time goes: "in the core" is the time its cleaning thread
 spent in `clean_document` over the run's wall time (per process), and "producing" how long
-the bench took to produce the pages (the workers cannot finish before it).
+the bench took to produce the pages (the workers cannot finish before it); "broker CPU" is
+the broker's CPU time over the run's wall time (1 core = 100 %).
 
 The machine is shared, so wall-clock rates move with the neighbours' load: the core is timed
 again right before each worker run, and the CPU seconds per document of the workers (user +
@@ -61,6 +62,18 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def broker_pid(address: str) -> int | None:
+    """The process id of the Tansu broker listening on ``address``, found by its command line."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"tcp://{address}".encode() in args and any(b"tansu" in a for a in args[:1]):
+            return int(cmdline.parent.name)
+    return None
 
 
 def core_rate(pages: list, model: object) -> tuple[float, float]:
@@ -156,9 +169,12 @@ def run_workers(sources: list[Source], n_workers: int, tmp: Path) -> dict[str, f
             "group join", 120, workers[0],
         )  # fmt: skip
         cpu_before = sum(cpu_seconds(w.pid) for w in workers)
+        broker = broker_pid(address)
+        broker_before = cpu_seconds(broker) if broker else float("nan")
         asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
         inputs, outcomes = asyncio.run(record_times(settings, len(sources), timeout=600))
         cpu = sum(cpu_seconds(w.pid) for w in workers) - cpu_before
+        broker_cpu = (cpu_seconds(broker) if broker else float("nan")) - broker_before
         cleaning = sum(
             metric(http_text(f"{b}/metrics"), "stream_cleaner_document_processing_seconds_sum")
             for b in bases
@@ -175,6 +191,7 @@ def run_workers(sources: list[Source], n_workers: int, tmp: Path) -> dict[str, f
             "rss_mb": max(rss_mb(w.pid) for w in workers),
             "cpu_per_doc": cpu / len(outcomes),
             "core_share": cleaning / (elapsed * n_workers),
+            "broker_cpu": broker_cpu / elapsed,
         }
 
 
@@ -196,10 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"best of {args.repeat}\n")  # fmt: skip
     print(
         "| worker processes | core pages/s | outcomes | seconds | documents/s "
-        "| per process vs core | CPU per doc, core / worker | in the core | producing "
+        "| per process vs core | CPU per doc, core / worker | in the core | broker CPU "
+        "| producing "
         "| p50 latency | p99 latency | worker RSS |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in args.workers.split(",")):
             runs = []
@@ -212,6 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"| {n} | {rate:.1f} | {r['outcomes']} | {r['seconds']:.1f} "
                   f"| {r['docs_per_second']:.1f} | {r['docs_per_second'] / n / rate:.0%} "
                   f"| {core_cpu / r['cpu_per_doc']:.0%} | {r['core_share']:.0%} "
+                  f"| {r['broker_cpu']:.0%} "
                   f"| {r['produce_seconds']:.1f} s | {r['p50_ms'] / 1000:.2f} s "
                   f"| {r['p99_ms'] / 1000:.2f} s | {r['rss_mb']:.0f} MB |", flush=True)  # fmt: skip
     return 0
