@@ -420,7 +420,8 @@ def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
                 runtime.executor, load_model_now, settings.cleaner.model_path
             )
             runtime.metrics.model_loaded.set(1)
-            settle_gc()
+            if runtime.settle_gc:
+                settle_gc()
         send = runtime.send or faust_send(app, runtime)
         runtime.agent_running = True
         try:
@@ -436,7 +437,11 @@ def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
             publishing: asyncio.Task[None] | None = None
             try:
                 async for events in batches:
-                    outcomes = await clean_events(events, runtime)
+                    try:
+                        outcomes = await clean_events(events, runtime)
+                    except Exception as exc:  # a bug around the cleaning: as a failed publish
+                        _stop_worker(app, exc)
+                        return
                     if publishing is not None and not await _published(publishing):
                         return
                     publishing = asyncio.create_task(
@@ -471,8 +476,13 @@ def _crash_on_failure(app: faust.App, task: asyncio.Task[None]) -> None:
     if task.cancelled():
         return
     exc = task.exception()
-    if exc is not None:
-        log.critical("a batch failed, stopping the worker: %r", exc)
-        crashing = task.get_loop().create_task(app.crash(exc))
-        _CRASHING.add(crashing)  # the loop keeps weak references to tasks only
-        crashing.add_done_callback(_CRASHING.discard)
+    if isinstance(exc, Exception):
+        _stop_worker(app, exc)
+
+
+def _stop_worker(app: faust.App, exc: Exception) -> None:
+    """Crash the app (exit code 1) without acknowledging anything more."""
+    log.critical("a batch failed, stopping the worker: %r", exc)
+    crashing = asyncio.get_running_loop().create_task(app.crash(exc))
+    _CRASHING.add(crashing)  # the loop keeps weak references to tasks only
+    crashing.add_done_callback(_CRASHING.discard)

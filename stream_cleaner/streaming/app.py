@@ -183,6 +183,8 @@ class WorkerRuntime:
         agent_running: whether the agent's loop is running.
         send: how the agent publishes a record (`agents.Send`); ``None`` means through the
             app's producer (`agents.faust_send`). Tests put an in-memory recorder here.
+        settle_gc: whether the agent tunes the garbage collector once started
+            (`agents.settle_gc`): set by `run_worker`, which owns the process.
     """
 
     settings: WorkerSettings
@@ -192,6 +194,7 @@ class WorkerRuntime:
     model: LanguageModel | None = None
     agent_running: bool = False
     send: Send | None = None
+    settle_gc: bool = False
 
     @property
     def worker_version(self) -> str:
@@ -401,6 +404,7 @@ def run_worker(app: faust.App, *, loglevel: str = "info") -> int:
     """
     import faust
 
+    runtime_of(app).settle_gc = True
     worker = faust.Worker(app, loglevel=loglevel, quiet=True)
     try:
         worker.execute_from_commandline()
