@@ -634,8 +634,9 @@ def test_consumer_lag_counts_the_backlog_and_follows_the_assignment(
     asyncio.run(_produce_only(broker, names["input"], inputs))
     ports = [_free_port(), _free_port()]
     logs = [tmp_path / "worker-0.log", tmp_path / "worker-1.log"]
-    # one batch that waits 8 s to fill: the backlog is in sight before any of it is committed
-    slow = ["--batch-size", "1000", "--batch-within", "8", "--lag-interval", "0.2"]
+    # batches that wait 15 s to fill: the backlog is in sight for seconds before any of it
+    # is committed (unless the group join ends right as a batch's 15 s run out)
+    slow = ["--batch-size", "1000", "--batch-within", "15", "--lag-interval", "0.2"]
     procs = [_start_worker([*_worker_command(broker, names, ports[0], group), *slow], logs[0],
                            tmp_path)]  # fmt: skip
     try:
