@@ -399,6 +399,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="seconds between heartbeats (default 3)",
     )
     p.add_argument(
+        "--lag-interval",
+        type=float,
+        dest="lag_interval_seconds",
+        help="seconds between measures of the consumer lag (default 5)",
+    )
+    p.add_argument(
         "--no-create-topics",
         action="store_true",
         help="do not create missing topics at start-up (they must exist)",
@@ -1056,6 +1062,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         max_message_bytes=args.max_message_bytes,
         session_timeout_seconds=args.session_timeout_seconds,
         heartbeat_interval_seconds=args.heartbeat_interval_seconds,
+        lag_interval_seconds=args.lag_interval_seconds,
     )
     load_model_now(settings.cleaner.model_path)  # fail now, before joining the group
     if not args.no_create_topics:

@@ -10,6 +10,7 @@ environment on first use). Topics are never created by Faust (``topic_allow_decl
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Mapping
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from ..lm import LanguageModel
     from .agents import Send
 
+log = logging.getLogger(__name__)
+
 WORKER_ENV_PREFIX: Final = "STREAM_CLEANER_WORKER_"
 GROUP_ID_DEFAULT: Final = "stream-cleaner"
 # A batch amortises the hop to the cleaning thread and the wait for acknowledgements; 16
@@ -54,6 +57,8 @@ HEARTBEAT_INTERVAL_SECONDS_DEFAULT: Final = 3.0
 REQUEST_TIMEOUT_SECONDS_DEFAULT: Final = 40.0
 # How often acknowledged offsets are committed: what a crash replays at most, in seconds.
 COMMIT_INTERVAL_SECONDS_DEFAULT: Final = 1.0
+# How often the consumer lag is measured: one ListOffsets request to the broker each time.
+LAG_INTERVAL_SECONDS_DEFAULT: Final = 5.0
 FAUST_METRICS_PREFIX: Final = "stream_cleaner_faust"
 
 
@@ -76,6 +81,7 @@ class WorkerSettings:
         heartbeat_interval_seconds: how often the worker tells the group it is alive.
         request_timeout_seconds: how long one broker request may take.
         commit_interval_seconds: how often acknowledged offsets are committed.
+        lag_interval_seconds: how often ``stream_cleaner_consumer_lag`` is measured.
         datadir: Faust's data directory (unused without tables); a temporary one if ``None``.
         web: the web demo and API served beside the probes (``STREAM_CLEANER_WEB_*``).
     """
@@ -97,6 +103,7 @@ class WorkerSettings:
     heartbeat_interval_seconds: float = HEARTBEAT_INTERVAL_SECONDS_DEFAULT
     request_timeout_seconds: float = REQUEST_TIMEOUT_SECONDS_DEFAULT
     commit_interval_seconds: float = COMMIT_INTERVAL_SECONDS_DEFAULT
+    lag_interval_seconds: float = LAG_INTERVAL_SECONDS_DEFAULT
     datadir: str | None = None
     web: WebSettings = field(default_factory=WebSettings)
 
@@ -118,6 +125,8 @@ class WorkerSettings:
             raise ValueError("heartbeat_interval_seconds must be positive and below the session")
         if self.request_timeout_seconds <= 0 or self.commit_interval_seconds <= 0:
             raise ValueError("request_timeout_seconds and commit_interval_seconds must be positive")
+        if self.lag_interval_seconds <= 0:
+            raise ValueError("lag_interval_seconds must be positive")
 
     @property
     def topic_names(self) -> tuple[str, str, str, str]:
@@ -178,6 +187,8 @@ class WorkerRuntime:
         agent_running: whether the agent's loop is running.
         send: how the agent publishes a record (`agents.Send`); ``None`` means through the
             app's producer (`agents.faust_send`). Tests put an in-memory recorder here.
+        settle_gc: whether the agent tunes the garbage collector once started
+            (`agents.settle_gc`): set by `run_worker`, which owns the process.
     """
 
     settings: WorkerSettings
@@ -187,6 +198,7 @@ class WorkerRuntime:
     model: LanguageModel | None = None
     agent_running: bool = False
     send: Send | None = None
+    settle_gc: bool = False
 
     @property
     def worker_version(self) -> str:
@@ -286,6 +298,7 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     _add_faust_sensors(app, runtime)
     agents.register_agents(app, runtime)
     views.register_views(app, runtime)
+    _add_group_metrics(app, runtime)
     return app
 
 
@@ -303,6 +316,89 @@ def _add_faust_sensors(app: faust.App, runtime: WorkerRuntime) -> None:
     app.monitor = PrometheusMonitor(metrics=FaustMetrics.create(registry, FAUST_METRICS_PREFIX))
 
 
+async def measure_consumer_lag(
+    app: faust.App, topic: str, earliest: dict[Any, int] | None = None
+) -> dict[tuple[str, int], int]:
+    """The lag of each partition of ``topic`` assigned to this worker, in messages.
+
+    Lag is the partition's end offset minus the offset the group committed last (Faust's own
+    record of it: the next offset to read after the committed inputs). The end offset is the
+    high watermark of the consumer's last fetch from the partition; it is behind only while
+    the partition is paused (Faust pauses partitions whose buffer is full, and all of them
+    during a rebalance). A partition with nothing committed yet lags from its earliest offset,
+    where the worker starts reading (``auto_offset_reset=earliest``).
+
+    Only a partition not fetched yet, or with nothing committed, needs a request to the
+    broker (ListOffsets): it goes through the consumer's thread, behind its fetches, and
+    takes up to a second or two. Tansu answers ListOffsets for the end with the first offset
+    of the last batch plus one, so the fetched high watermark is also the more exact one.
+
+    Args:
+        app: the worker's app.
+        topic: the input topic.
+        earliest: earliest offsets by partition, kept between calls to save requests.
+
+    Returns:
+        ``{(topic, partition): lag}``; empty when no consumer runs or nothing is assigned.
+    """
+    consumer = getattr(app, "_consumer", None)  # never create a consumer just to look at it
+    if consumer is None or not consumer.started or consumer.should_stop:
+        return {}
+    assigned = sorted(tp for tp in consumer.assignment() if tp.topic == topic)
+    ends: dict[Any, int] = {}
+    for tp in assigned:
+        try:
+            end = consumer.highwater(tp)
+        except Exception:  # revoked meanwhile: aiokafka asserts the assignment
+            continue
+        if end is not None:
+            ends[tp] = end
+    unfetched = [tp for tp in assigned if tp not in ends]
+    if unfetched:
+        ends.update(await consumer.highwaters(*unfetched))
+    # Faust's committed offsets, updated by each commit and read from the broker on assignment
+    committed = consumer._committed_offset
+    earliest = {} if earliest is None else earliest
+    fresh = [tp for tp in assigned if not committed.get(tp) and tp not in earliest]
+    if fresh:
+        earliest.update(await consumer.earliest_offsets(*fresh))
+    lags: dict[tuple[str, int], int] = {}
+    for tp in assigned:
+        end = ends.get(tp)
+        start = committed.get(tp) or earliest.get(tp) or 0
+        if end is not None:
+            lags[tp.topic, tp.partition] = max(0, end - start)
+    return lags
+
+
+def _add_group_metrics(app: faust.App, runtime: WorkerRuntime) -> None:
+    """Measure the consumer lag every ``lag_interval_seconds``, forget revoked partitions and
+    count rebalances."""
+    metrics = runtime.metrics
+    topic = runtime.settings.input_topic
+    earliest: dict[Any, int] = {}
+
+    async def measure_lag() -> None:
+        try:
+            metrics.set_consumer_lag(await measure_consumer_lag(app, topic, earliest))
+        except Exception as exc:  # a broker hiccup must not stop the worker; next time then
+            log.warning("could not measure the consumer lag: %r", exc)
+
+    app.timer(runtime.settings.lag_interval_seconds, name="stream_cleaner.consumer_lag")(
+        measure_lag
+    )
+
+    @app.on_partitions_revoked.connect
+    async def forget_lag(app: faust.App, revoked: Any, **kwargs: Any) -> None:
+        metrics.forget_consumer_lag((tp.topic, tp.partition) for tp in revoked)
+        for tp in revoked:
+            earliest.pop(tp, None)
+
+    @app.on_partitions_assigned.connect
+    async def count_rebalance(app: faust.App, assigned: Any, **kwargs: Any) -> None:
+        metrics.rebalances.inc()
+
+
 def run_worker(app: faust.App, *, loglevel: str = "info") -> int:
     """Run the app as a Faust worker until SIGTERM or SIGINT; returns the exit code.
 
@@ -312,6 +408,7 @@ def run_worker(app: faust.App, *, loglevel: str = "info") -> int:
     """
     import faust
 
+    runtime_of(app).settle_gc = True
     worker = faust.Worker(app, loglevel=loglevel, quiet=True)
     try:
         worker.execute_from_commandline()

@@ -170,3 +170,52 @@ def test_import_and_cli_do_not_import_faust():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_consumer_lag_keeps_one_series_per_assigned_partition():
+    metrics = WorkerMetrics()
+    metrics.set_consumer_lag({("in", 0): 5, ("in", 1): 0, ("in", 2): 7})
+    text = metrics.exposition().decode()
+    assert 'stream_cleaner_consumer_lag{partition="0",topic="in"} 5.0' in text
+    assert 'stream_cleaner_consumer_lag{partition="2",topic="in"} 7.0' in text
+    metrics.set_consumer_lag({("in", 2): 1, ("in", 3): 4})  # 0 and 1 went to another worker
+    lines = [
+        line
+        for line in metrics.exposition().decode().splitlines()
+        if line.startswith("stream_cleaner_consumer_lag{")
+    ]
+    assert lines == [
+        'stream_cleaner_consumer_lag{partition="2",topic="in"} 1.0',
+        'stream_cleaner_consumer_lag{partition="3",topic="in"} 4.0',
+    ]
+    metrics.forget_consumer_lag([("in", 3), ("in", 9)])
+    assert 'partition="3"' not in metrics.exposition().decode()
+    metrics.set_consumer_lag({})
+    assert "stream_cleaner_consumer_lag{" not in metrics.exposition().decode()
+
+
+def test_sentence_perplexity_histogram_counts_like_prometheus_client():
+    from prometheus_client import CollectorRegistry, Histogram, generate_latest
+
+    from stream_cleaner.streaming.metrics import PERPLEXITY_BUCKETS
+
+    values = [5.0, 10.0, 10.5, 300.0, 2e6, 1e6]
+    metrics = WorkerMetrics()
+    metrics.sentence_perplexity.observe_many(values)
+    registry = CollectorRegistry()
+    reference = Histogram(
+        "stream_cleaner_sentence_perplexity", "x", buckets=PERPLEXITY_BUCKETS, registry=registry
+    )
+    for value in values:
+        reference.observe(value)
+
+    def samples(text: str) -> list[str]:
+        return [
+            line
+            for line in text.splitlines()
+            if line.startswith("stream_cleaner_sentence_perplexity_") and "_created" not in line
+        ]
+
+    expected = samples(generate_latest(registry).decode())
+    assert len(expected) == len(PERPLEXITY_BUCKETS) + 3  # buckets, +Inf, count, sum
+    assert samples(metrics.exposition().decode()) == expected

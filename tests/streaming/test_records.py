@@ -140,6 +140,13 @@ def check_outcome(outcome: Outcome) -> None:
         assert sentence["n_sentences"] == len(outcome.sentences)
     kept = [orjson.loads(r.value) for r in outcome.sentences]
     assert doc["n_kept"] == sum(s["kept"] for s in kept)
+    # the values are written with their keys in order, as the sorting serialiser would
+    for record in outcome.sentences:
+        assert record.value == orjson.dumps(orjson.loads(record.value), option=orjson.OPT_SORT_KEYS)
+    assert outcome.bytes_out == sum(
+        len(r.key) + len(r.value) + sum(len(n) + len(v) for n, v in r.headers)
+        for r in outcome.records
+    )
 
 
 def dead_letter_value(outcome: Outcome) -> dict[str, Any]:
@@ -605,7 +612,7 @@ def test_outcome_is_exactly_one_kind() -> None:
     with pytest.raises(ValueError, match="exactly one"):
         Outcome(id="k", document=record, dead_letter=record, reason="empty")
     with pytest.raises(ValueError, match="no sentence records"):
-        Outcome(id="k", dead_letter=record, sentences=(record,), reason="empty")
+        Outcome(id="k", dead_letter=record, sentence_values=(b"{}",), reason="empty")
     with pytest.raises(ValueError, match="reason"):
         Outcome(id="k", dead_letter=record)
 

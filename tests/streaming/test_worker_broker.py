@@ -20,6 +20,7 @@ import urllib.request
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -589,3 +590,232 @@ def test_worker_cleans_2000_pages_with_bad_inputs_mixed_in(broker: str, tmp_path
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def _lag(text: str) -> dict[str, float]:
+    """``stream_cleaner_consumer_lag`` by partition, from a /metrics page."""
+    lags = {}
+    for line in text.splitlines():
+        if line.startswith("stream_cleaner_consumer_lag{"):
+            labels, value = line.rsplit(" ", 1)
+            partition = labels.split('partition="', 1)[1].split('"', 1)[0]
+            lags[partition] = float(value)
+    return lags
+
+
+def _wait_for_lag(
+    port: int, proc: subprocess.Popen[bytes], log: Path, check: Any, seconds: float
+) -> dict[str, float]:
+    """The lag by partition once ``check(lags)`` holds; fails after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    lags: dict[str, float] = {}
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, _tail(log)
+        try:
+            lags = _lag(_get(f"http://127.0.0.1:{port}/metrics")[1].decode())
+        except OSError:
+            lags = {}
+        if check(lags):
+            return lags
+        time.sleep(0.1)
+    pytest.fail(f"the lag never passed the check: {lags}\n{_tail(log)}")
+
+
+def test_consumer_lag_counts_the_backlog_and_follows_the_assignment(
+    broker: str, tmp_path: Path
+) -> None:
+    """Pages produced while no worker runs show as lag, which goes to 0 once they are cleaned;
+    a second worker takes half the partitions, and their lag leaves the first one's metrics."""
+    tag = uuid.uuid4().hex[:8]
+    names = _create_topics(broker, tag)
+    group = f"g{tag}"
+    n_pages = 60
+    inputs = [(f"lag-{n}".encode(), _page(n).encode(), [], None) for n in range(n_pages)]
+    asyncio.run(_produce_only(broker, names["input"], inputs))
+    ports = [_free_port(), _free_port()]
+    logs = [tmp_path / "worker-0.log", tmp_path / "worker-1.log"]
+    # batches that wait 15 s to fill: the backlog is in sight for seconds before any of it
+    # is committed (unless the group join ends right as a batch's 15 s run out)
+    slow = ["--batch-size", "1000", "--batch-within", "15", "--lag-interval", "0.2"]
+    procs = [_start_worker([*_worker_command(broker, names, ports[0], group), *slow], logs[0],
+                           tmp_path)]  # fmt: skip
+    try:
+        lags = _wait_for_lag(
+            ports[0], procs[0], logs[0], lambda lags: sum(lags.values()) == n_pages, 60
+        )
+        assert set(lags) == {"0", "1", "2", "3"}
+        assert all(lags.values())  # keys spread the pages over the four partitions
+        out = asyncio.run(_consume(broker, names, {f"lag-{n}" for n in range(n_pages)}))
+        assert len(out["documents"]) == n_pages
+        # committed (every second) and measured again: nothing left
+        _wait_for_lag(
+            ports[0], procs[0], logs[0], lambda lags: len(lags) == 4 and not any(lags.values()), 30
+        )
+
+        # a second member: the partitions are split, each worker reports only its own
+        procs.append(_start_worker(_worker_command(broker, names, ports[1], group), logs[1],
+                                   tmp_path))  # fmt: skip
+        _wait_for_lag(ports[1], procs[1], logs[1], lambda lags: len(lags) == 2, 60)
+        first = _wait_for_lag(ports[0], procs[0], logs[0], lambda lags: len(lags) == 2, 30)
+        second = _lag(_get(f"http://127.0.0.1:{ports[1]}/metrics")[1].decode())
+        assert set(first) | set(second) == {"0", "1", "2", "3"}
+        assert not any(first.values()) and not any(second.values())
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _big_page(n: int, size: int) -> bytes:
+    """A valid page of about ``size`` bytes: paragraphs of long sentences, numbered."""
+    parts = [f"<html><head><title>Big page {n}</title></head><body>".encode()]
+    total, i = 0, 0
+    while total < size:
+        clauses = ", and ".join(f"{p[:-1].lower()} ({n}.{i}.{k})" for k, p in enumerate(PARAGRAPHS))
+        chunk = f"<p>{clauses.capitalize()}. {clauses.capitalize()}.</p>\n".encode()
+        parts.append(chunk)
+        total += len(chunk)
+        i += 1
+    parts.append(b"</body></html>")
+    return b"".join(parts)
+
+
+async def _group_state(servers: str, group: str) -> tuple[str, tuple[str, ...]]:
+    """The group's state and member ids, from the broker (DescribeGroups)."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=servers)
+    await admin.start()
+    try:
+        [response] = await admin.describe_consumer_groups([group])
+    finally:
+        await admin.close()
+    [(_error, _group, state, _protocol_type, _protocol, members)] = response.groups
+    return state, tuple(sorted(member[0] for member in members))
+
+
+async def _watch_outcomes(
+    servers: str, names: dict[str, str], group: str, ids: set[str], seconds: float
+) -> tuple[Counter[str], Counter[str], set[tuple[str, tuple[str, ...]]]]:
+    """Read documents and dead letters until every id has one (sentences are not read), and
+    ask the broker for the group's state and members every half second meanwhile."""
+    from aiokafka import AIOKafkaConsumer
+
+    consumer = AIOKafkaConsumer(
+        names["documents"],
+        names["dead_letter"],
+        bootstrap_servers=servers,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=16 * 2**20,
+        fetch_max_bytes=64 * 2**20,
+    )
+    documents: Counter[str] = Counter()
+    dead: Counter[str] = Counter()
+    states = set()
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + seconds
+        while not ids <= set(documents) | set(dead) and time.monotonic() < deadline:
+            states.add(await _group_state(servers, group))
+            for tp, records in (await consumer.getmany(timeout_ms=500)).items():
+                seen = documents if tp.topic == names["documents"] else dead
+                seen.update(record.key.decode() for record in records)
+        states.add(await _group_state(servers, group))
+    finally:
+        await consumer.stop()
+    return documents, dead, states
+
+
+def test_worker_stays_in_its_group_while_cleaning_large_pages(broker: str, tmp_path: Path) -> None:
+    """Pages of 9 MiB, seconds of cleaning each, with a 3 s session: the busy worker keeps its
+    heartbeats going, so the group never rebalances and the idle second member of the group
+    is never handed the busy one's partitions; every page is cleaned once, by the busy one.
+
+    Tansu drops a member that stayed silent past its session when another member of the
+    group talks to it (a worker stopped with SIGSTOP for 6 s lost its partitions to the other
+    one within 5 s), so the idle member is what would expose missed heartbeats.
+    """
+    tag = uuid.uuid4().hex[:8]
+    names = _create_topics(broker, tag)
+    group = f"g{tag}"
+    ports = [_free_port(), _free_port()]
+    bases = [f"http://127.0.0.1:{port}" for port in ports]
+    logs = [tmp_path / "busy.log", tmp_path / "idle.log"]
+    options = [
+        # the defaults for pages, a short session: one page takes about as long to clean
+        "--max-page-bytes", str(10 * 2**20), "--time-budget", "0",
+        "--session-timeout", "3", "--heartbeat-interval", "0.5", "--lag-interval", "0.5",
+    ]  # fmt: skip
+    procs = [
+        _start_worker([*_worker_command(broker, names, port, group), *options], log, tmp_path)
+        for port, log in zip(ports, logs, strict=True)
+    ]
+    try:
+        # both members hold two partitions each; the lag series name the busy one's
+        busy = _wait_for_lag(ports[0], procs[0], logs[0], lambda lags: len(lags) == 2, 90)
+        _wait_for_lag(ports[1], procs[1], logs[1], lambda lags: len(lags) == 2, 30)
+        state, members = asyncio.run(_group_state(broker, group))
+        assert state == "Stable" and len(members) == 2, (state, members)
+        rebalances = [
+            _metric(_get(f"{base}/metrics")[1].decode(), "stream_cleaner_rebalances_total")
+            for base in bases
+        ]
+
+        n_pages = 4
+        partitions = sorted(int(p) for p in busy)
+        inputs = [
+            (f"big-{n}".encode(), _big_page(n, 9 * 2**20), partitions[n % 2])
+            for n in range(n_pages)
+        ]
+        started = time.monotonic()
+        asyncio.run(_produce_to_partitions(broker, names["input"], inputs))
+        ids = {f"big-{n}" for n in range(n_pages)}
+        documents, dead, states = asyncio.run(
+            _watch_outcomes(broker, names, group, ids, seconds=240)
+        )
+        elapsed = time.monotonic() - started
+        assert dead == Counter(), _tail(logs[0])
+        assert documents == Counter({i: 1 for i in ids}), _tail(logs[0])
+        # never rebalancing, always the same two members
+        assert states == {("Stable", members)}, states
+        texts = [_get(f"{base}/metrics")[1].decode() for base in bases]
+        for text, before in zip(texts, rebalances, strict=True):
+            assert _metric(text, "stream_cleaner_rebalances_total") == before
+        assert _metric(texts[0], "stream_cleaner_documents_cleaned_total") == n_pages
+        assert _metric(texts[1], "stream_cleaner_documents_received_total") == 0
+        assert orjson.loads(_get(f"{bases[1]}/readyz")[1])["assigned_partitions"] == 2
+        cleaning = _metric(texts[0], "stream_cleaner_document_processing_seconds_sum")
+        assert cleaning > 3, "the pages were cleaned faster than one session timeout"
+        assert elapsed > cleaning
+        for log in logs:
+            assert "Heartbeat failed" not in log.read_text(errors="replace")
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+async def _produce_to_partitions(servers: str, topic: str, inputs: list) -> None:
+    """Produce ``(key, value, partition)`` records, each to the partition it names."""
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=servers, max_request_size=16 * 2**20)
+    await producer.start()
+    try:
+        for key, value, partition in inputs:
+            await producer.send_and_wait(topic, value, key=key, partition=partition)
+    finally:
+        await producer.stop()
