@@ -20,9 +20,7 @@ from types import ModuleType
 
 log = logging.getLogger(__name__)
 BUILT_FOR = Path(__file__).parent / "built_for.json"
-MODULES = (
-    "lexbor_walk", "sentences", "signatures", "trees", "text_features", "kenlm_score"
-)
+MODULES = ("lexbor_walk", "sentences", "signatures", "trees", "text_features", "kenlm_score")
 
 
 def native_enabled(environ: Mapping[str, str] | None = None) -> bool:
