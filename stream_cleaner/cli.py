@@ -912,7 +912,9 @@ def _cmd_topics(args: argparse.Namespace) -> int:
         kafka = replace(kafka, bootstrap_servers=args.bootstrap_servers)
     # the worker's own topic names (STREAM_CLEANER_WORKER_*_TOPIC), so that a deployment that
     # renames them creates the topics its workers read and write
-    names = values_from_env(WorkerSettings, WORKER_ENV_PREFIX, skip=("kafka", "cleaner"))
+    names = values_from_env(
+        WorkerSettings, WORKER_ENV_PREFIX, skip=("kafka", "cleaner", "web", "sites")
+    )
     options = {
         "input_topic": args.input_topic or names.get("input_topic"),
         "documents_topic": names.get("documents_topic"),
@@ -925,6 +927,22 @@ def _cmd_topics(args: argparse.Namespace) -> int:
         "max_message_bytes": getattr(args, "max_message_bytes", None),
     }
     specs = topics.default_topic_specs(**{k: v for k, v in options.items() if v is not None})
+    if names.get("site_templates"):
+        # the site-template table's changelog: compacted (one record per site is its state),
+        # partitioned like the input so a site's pages and state can share a partition
+        from .streaming.sitestate import changelog_topic
+
+        group_id = names.get("group_id") or WorkerSettings().group_id
+        specs += (
+            topics.TopicSpec(
+                name=changelog_topic(group_id),
+                partitions=specs[0].partitions,
+                replication_factor=specs[0].replication_factor,
+                retention_ms=-1,
+                cleanup_policy="compact",
+                max_message_bytes=specs[0].max_message_bytes,
+            ),
+        )
     aiokafka_log = logging.getLogger("aiokafka")
     level = aiokafka_log.level
     if not args.verbose:

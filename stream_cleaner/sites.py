@@ -290,6 +290,10 @@ class SiteTemplates:
         self.settings = settings or SiteSettings()
         self._sites: OrderedDict[str, SiteStats] = OrderedDict()
         self.evicted_sites = 0
+        # for a store that mirrors the statistics (the worker's table): sites changed and
+        # sites forgotten since the store last took them (`take_changes`)
+        self._changed: set[str] = set()
+        self._forgotten: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._sites)
@@ -310,8 +314,10 @@ class SiteTemplates:
                 self.settings.window_pages, entropy=self.settings.path_entropy
             )
             while len(self._sites) > self.settings.max_sites:
-                self._sites.popitem(last=False)
+                forgotten, _ = self._sites.popitem(last=False)
                 self.evicted_sites += 1
+                self._changed.discard(forgotten)
+                self._forgotten.add(forgotten)
         else:
             self._sites.move_to_end(site)
         return stats
@@ -340,9 +346,69 @@ class SiteTemplates:
             flags += [False] * (len(blocks) - len(flags))
         if learn:
             stats.add_page(signatures)
+            self._changed.add(site)
         return flags
 
     def observe(self, site: str, blocks: Sequence[Block]) -> None:
         """Add one page of ``site`` to its statistics."""
         if site:
             self.stats(site).add_page(self.signatures(blocks))
+            self._changed.add(site)
+
+    def pages(self, site: str) -> list[tuple[int, ...]]:
+        """The remembered pages of a site, oldest first (what a store saves)."""
+        stats = self._sites.get(site)
+        return list(stats.pages) if stats is not None else []
+
+    def restore(self, site: str, pages: Iterable[Sequence[int]]) -> None:
+        """Replace a site's statistics by saved pages (oldest first), as if seen again."""
+        stats = self._sites[site] = SiteStats(
+            self.settings.window_pages, entropy=self.settings.path_entropy
+        )
+        for page in pages:
+            stats.add_page(page)
+        while len(self._sites) > self.settings.max_sites:
+            forgotten, _ = self._sites.popitem(last=False)
+            self.evicted_sites += 1
+            self._forgotten.add(forgotten)
+
+    def clear(self) -> None:
+        """Forget every site (a worker whose partitions changed reloads from its store)."""
+        self._sites.clear()
+        self._changed.clear()
+        self._forgotten.clear()
+
+    def take_changes(self) -> tuple[set[str], set[str]]:
+        """The sites changed and the sites forgotten since the last call."""
+        changed, forgotten = self._changed, self._forgotten
+        self._changed, self._forgotten = set(), set()
+        return changed, forgotten
+
+
+def encode_pages(pages: Sequence[Sequence[int]]) -> bytes:
+    """A site's pages as bytes: per page a uint32 count, then its signatures (uint64)."""
+    parts = []
+    for page in pages:
+        parts.append(len(page).to_bytes(4, "little"))
+        parts.append(pack_signatures(page))
+    return b"".join(parts)
+
+
+def decode_pages(data: bytes) -> list[tuple[int, ...]]:
+    """The inverse of `encode_pages`.
+
+    Raises:
+        ValueError: the bytes are not what `encode_pages` writes.
+    """
+    pages: list[tuple[int, ...]] = []
+    at = 0
+    while at < len(data):
+        if at + 4 > len(data):
+            raise ValueError("truncated site pages")
+        count = int.from_bytes(data[at : at + 4], "little")
+        end = at + 4 + 8 * count
+        if end > len(data):
+            raise ValueError("truncated site pages")
+        pages.append(tuple(unpack_signatures(data[at + 4 : end])))
+        at = end
+    return pages

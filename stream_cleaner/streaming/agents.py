@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     import faust
 
     from ..lm import LanguageModel
+    from ..sites import SiteTemplates
     from .app import WorkerRuntime
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ def clean_one(
     settings: CleanerSettings,
     model: LanguageModel | None,
     max_bytes: int,
+    sites: SiteTemplates | None = None,
 ) -> Outcome:
     """`clean_message`, with any exception turned into an ``internal_error`` dead letter.
 
@@ -118,6 +120,7 @@ def clean_one(
             settings=settings,
             model=model,
             max_bytes=max_bytes,
+            sites=sites,
         )
     except Exception as exc:
         log.exception("cleaning %s failed; it goes to the dead letters", msg.source)
@@ -133,6 +136,7 @@ def clean_batch(
     settings: CleanerSettings,
     model: LanguageModel | None,
     max_bytes: int,
+    sites: SiteTemplates | None = None,
 ) -> list[Outcome]:
     """`clean_one` over a batch, in order: what the cleaning thread runs."""
     return [
@@ -142,6 +146,7 @@ def clean_batch(
             settings=settings,
             model=model,
             max_bytes=max_bytes,
+            sites=sites,
         )
         for msg in messages
     ]
@@ -212,8 +217,11 @@ async def clean_events(events: Sequence[Any], runtime: WorkerRuntime) -> list[Ou
     for msg in messages:
         metrics.observe_received(msg)
     metrics.in_progress.inc(len(messages))
+    site_state = runtime.site_state
+    if site_state is not None:  # a new assignment: the statistics of its sites, from the table
+        site_state.sync(runtime.assignment())
     try:
-        return await asyncio.get_running_loop().run_in_executor(
+        outcomes = await asyncio.get_running_loop().run_in_executor(
             runtime.executor,
             lambda: clean_batch(
                 messages,
@@ -221,11 +229,16 @@ async def clean_events(events: Sequence[Any], runtime: WorkerRuntime) -> list[Ou
                 settings=runtime.settings.cleaner,
                 model=runtime.model,
                 max_bytes=runtime.settings.max_page_bytes,
+                sites=site_state.templates if site_state is not None else None,
             ),
         )
     except BaseException:
         metrics.in_progress.dec(len(messages))
         raise
+    if site_state is not None:
+        site_state.save()  # to the table, whose changelog survives the worker
+        metrics.observe_sites(site_state.templates)
+    return outcomes
 
 
 async def publish_and_ack(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .. import __version__
 from ..settings import CleanerSettings, values_from_env
+from ..sites import SiteSettings
 from ..web.config import WebSettings
 from .metrics import WorkerMetrics
 from .records import MAX_PAGE_BYTES_DEFAULT
@@ -27,6 +28,7 @@ from .topics import (
     DEAD_LETTER_TOPIC,
     DOCUMENTS_TOPIC,
     MAX_MESSAGE_BYTES_DEFAULT,
+    PARTITIONS_DEFAULT,
     RAW_HTML_TOPIC,
     SENTENCE_SCORES_TOPIC,
     KafkaSettings,
@@ -39,10 +41,12 @@ if TYPE_CHECKING:
 
     from ..lm import LanguageModel
     from .agents import Send
+    from .sitestate import SiteState
 
 log = logging.getLogger(__name__)
 
 WORKER_ENV_PREFIX: Final = "STREAM_CLEANER_WORKER_"
+SITE_ENV_PREFIX: Final = "STREAM_CLEANER_SITE_"
 GROUP_ID_DEFAULT: Final = "stream-cleaner"
 # A batch amortises the hop to the cleaning thread and the wait for acknowledgements; 16
 # pages of ~50 KB take ~0.2 s to clean, well inside every broker timeout.
@@ -84,6 +88,10 @@ class WorkerSettings:
         lag_interval_seconds: how often ``stream_cleaner_consumer_lag`` is measured.
         datadir: Faust's data directory (unused without tables); a temporary one if ``None``.
         web: the web demo and API served beside the probes (``STREAM_CLEANER_WEB_*``).
+        site_templates: learn each site's template and drop the blocks that repeat across
+            its pages (`streaming.sitestate`); the state lives in a changelog-backed table.
+        site_partitions: partitions of the table's changelog topic: the input topic's.
+        sites: window, thresholds and caps of the site statistics (``STREAM_CLEANER_SITE_*``).
     """
 
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
@@ -106,6 +114,9 @@ class WorkerSettings:
     lag_interval_seconds: float = LAG_INTERVAL_SECONDS_DEFAULT
     datadir: str | None = None
     web: WebSettings = field(default_factory=WebSettings)
+    site_templates: bool = False
+    site_partitions: int = PARTITIONS_DEFAULT
+    sites: SiteSettings = field(default_factory=SiteSettings)
 
     def __post_init__(self) -> None:
         names = self.topic_names
@@ -164,11 +175,14 @@ class WorkerSettings:
         Raises:
             ValueError: a variable has a value the settings do not accept.
         """
-        values = values_from_env(cls, WORKER_ENV_PREFIX, environ, skip=("kafka", "cleaner", "web"))
+        values = values_from_env(
+            cls, WORKER_ENV_PREFIX, environ, skip=("kafka", "cleaner", "web", "sites")
+        )
         return cls(
             kafka=KafkaSettings.from_env(environ),
             cleaner=CleanerSettings.from_env(environ),
             web=WebSettings.from_env(environ),
+            sites=SiteSettings(**values_from_env(SiteSettings, SITE_ENV_PREFIX, environ)),
             **values,
         )
 
@@ -199,6 +213,15 @@ class WorkerRuntime:
     agent_running: bool = False
     send: Send | None = None
     settle_gc: bool = False
+    site_state: SiteState | None = None
+    app: Any = None
+
+    def assignment(self) -> frozenset[Any]:
+        """The input partitions this worker holds now (empty before the first assignment)."""
+        try:
+            return frozenset(self.app.consumer.assignment())
+        except Exception:  # no consumer yet, or one that is being rebuilt
+            return frozenset()
 
     @property
     def worker_version(self) -> str:
@@ -294,6 +317,21 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="stream-cleaner-clean"),
         topics=topics,
     )
+    runtime.app = app
+    if settings.site_templates:
+        from .sitestate import TABLE_NAME, SiteState
+
+        table = app.Table(
+            TABLE_NAME,
+            default=None,
+            key_type=bytes,  # bytes: Faust's "raw" codec for keys, values and the changelog
+            value_type=bytes,
+            partitions=settings.site_partitions,
+            # a site's state goes to the partition murmur2 gives its name, where a crawler
+            # keying its messages by site puts the site's pages too
+            use_partitioner=True,
+        )
+        runtime.site_state = SiteState(settings.sites, table)
     _RUNTIMES[id(app)] = runtime
     _add_faust_sensors(app, runtime)
     agents.register_agents(app, runtime)

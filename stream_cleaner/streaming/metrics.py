@@ -23,6 +23,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 if TYPE_CHECKING:
+    from ..sites import SiteTemplates
     from .records import InputMessage, Outcome
 
 PREFIX: Final = "stream_cleaner_"
@@ -184,6 +185,21 @@ class WorkerMetrics:
             registry=r,
         )
         self._lag_series: set[tuple[str, str]] = set()
+        self.site_templates_sites = Gauge(
+            PREFIX + "site_templates_sites",
+            "Sites whose template statistics this worker holds (bounded by max_sites).",
+            registry=r,
+        )
+        self.site_templates_signatures = Gauge(
+            PREFIX + "site_templates_signatures",
+            "Block signatures held over all sites (bounded by max_sites x window x blocks).",
+            registry=r,
+        )
+        self.site_templates_evicted = Gauge(
+            PREFIX + "site_templates_evicted_sites",
+            "Sites forgotten to stay under max_sites since the worker started.",
+            registry=r,
+        )
         self.rebalances = Counter(
             PREFIX + "rebalances",
             "Rebalances of the consumer group this worker went through (each ends with a new "
@@ -259,6 +275,12 @@ class WorkerMetrics:
             if key in self._lag_series:
                 self.consumer_lag.remove(*key)
                 self._lag_series.discard(key)
+
+    def observe_sites(self, templates: SiteTemplates) -> None:
+        """The site statistics' size, after a batch (`streaming.sitestate`)."""
+        self.site_templates_sites.set(len(templates))
+        self.site_templates_signatures.set(templates.n_signatures)
+        self.site_templates_evicted.set(templates.evicted_sites)
 
     def mark_processed(self, now: float | None = None) -> None:
         """Set the last-processed timestamp (Unix seconds)."""

@@ -34,6 +34,7 @@ from ..document import CleanedDocument, RawDocument
 from ..lm import LanguageModel
 from ..pipeline import clean_document
 from ..settings import CleanerSettings
+from ..sites import SiteTemplates
 
 # The largest page cleaned: a raw value, or an envelope's decoded body, above it ends as a
 # `too_large` dead letter.
@@ -802,6 +803,7 @@ def clean_message(
     settings: CleanerSettings | None = None,
     model: LanguageModel | None = None,
     max_bytes: int = MAX_PAGE_BYTES_DEFAULT,
+    sites: SiteTemplates | None = None,
 ) -> Outcome:
     """Decode, clean and serialise one input message: everything an agent does but the I/O.
 
@@ -814,6 +816,7 @@ def clean_message(
         settings: the cleaner's settings; the defaults when omitted.
         model: the language model; the process-wide model of ``settings.model_path`` if omitted.
         max_bytes: the largest page cleaned (see `decode_input`).
+        sites: site-template statistics to use and to learn from (`clean_document`).
 
     Returns:
         The Outcome to publish.
@@ -825,5 +828,5 @@ def clean_message(
     result = decode_input(msg, max_bytes=max_bytes)
     doc = None
     if isinstance(result, RawDocument):
-        doc = clean_document(result, settings=settings, model=model)
+        doc = clean_document(result, settings=settings, model=model, sites=sites)
     return outcome_records(msg, result, doc, worker_version=worker_version)

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from stream_cleaner.settings import ENV_PREFIX, CleanerSettings
-from stream_cleaner.streaming.app import WORKER_ENV_PREFIX, WorkerSettings
+from stream_cleaner.sites import SiteSettings
+from stream_cleaner.streaming.app import SITE_ENV_PREFIX, WORKER_ENV_PREFIX, WorkerSettings
 from stream_cleaner.streaming.topics import KAFKA_ENV_PREFIX, KafkaSettings
 
 from ..conftest import REPO
@@ -44,7 +45,10 @@ CUSTOM_KINDS = {
 # Worker settings the chart does not set (extraEnv can): the bind address (all interfaces in
 # a pod), Faust's data directory (under the writable /tmp), how often the consumer lag is
 # measured; the CA file is set with TLS only (test_sasl_tls_and_keda_authentication).
-LEFT_TO_THE_WORKER = {"web_host", "datadir", "lag_interval_seconds", "ssl_cafile"}
+LEFT_TO_THE_WORKER = {
+    "web_host", "datadir", "lag_interval_seconds", "ssl_cafile",
+    "max_blocks_per_page", "path_entropy",  # the site statistics' memory cap and labeller hook
+}  # fmt: skip
 SASL_SECRETS = {
     ("kafka-credentials", "user"): "crawler",
     ("kafka-credentials", "username"): "crawler",
@@ -73,6 +77,7 @@ def _worker_variables() -> set[str]:
     names = {ENV_PREFIX + name.upper() for name in _scalar_fields(CleanerSettings())}
     names |= {KAFKA_ENV_PREFIX + name.upper() for name in _scalar_fields(KafkaSettings())}
     names |= {WORKER_ENV_PREFIX + name.upper() for name in _scalar_fields(WorkerSettings())}
+    names |= {SITE_ENV_PREFIX + name.upper() for name in _scalar_fields(SiteSettings())}
     return names
 
 
@@ -105,6 +110,7 @@ def test_every_toggle_has_its_ci_values_file() -> None:
     assert toggles == {"topicsJob", "podDisruptionBudget", "autoscaling", "keda"} | {
         "serviceMonitor",
         "prometheusRule",
+        "siteTemplates",
     }
     flipped: dict[str, list[str]] = {toggle: [] for toggle in toggles}
     for path in CI_VALUES:
@@ -210,6 +216,11 @@ def test_every_setting_reaches_the_worker() -> None:
         heartbeat_interval_seconds=5,
         request_timeout_seconds=60,
         commit_interval_seconds=2.5,
+        site_templates=True,
+        site_partitions=6,
+        sites=SiteSettings(
+            site_key="domain", window_pages=40, min_pages=4, min_share=0.6, max_sites=500
+        ),
     )
     # the values file changes every setting the chart manages, so each one is proven wired;
     # a setting the worker gains later must be wired too, or be named here
@@ -219,6 +230,7 @@ def test_every_setting_reaches_the_worker() -> None:
             (settings, WorkerSettings()),
             (settings.kafka, KafkaSettings()),
             (settings.cleaner, CleanerSettings()),
+            (settings.sites, SiteSettings()),
         )
         for name in _scalar_fields(obj)
         if getattr(obj, name) == getattr(default, name)

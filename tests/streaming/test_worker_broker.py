@@ -25,7 +25,12 @@ from typing import Any
 import orjson
 import pytest
 
-from stream_cleaner.streaming.topics import KafkaSettings, create_topics, default_topic_specs
+from stream_cleaner.streaming.topics import (
+    KafkaSettings,
+    TopicSpec,
+    create_topics,
+    default_topic_specs,
+)
 
 from ..conftest import DATA, REPO
 
@@ -819,3 +824,102 @@ async def _produce_to_partitions(servers: str, topic: str, inputs: list) -> None
             await producer.send_and_wait(topic, value, key=key, partition=partition)
     finally:
         await producer.stop()
+
+
+def _site_page(n: int) -> str:
+    """A page of one site: its header, menu and footer around a story of its own."""
+    story = " ".join(f"{PARAGRAPHS[(n + i) % 3][:-1]} in story {n * 7 + i}." for i in range(3))
+    return (
+        "<html><body><div id=top><h1>The Valley Times</h1><ul><li><a href=/>Home</a></li>"
+        "<li><a href=/sport>Sport results and tables</a></li></ul></div>"
+        f"<div class=story><p>{story}</p></div>"
+        "<div id=foot><p>Copyright 2024 The Valley Times, all rights reserved.</p></div>"
+        "</body></html>"
+    )
+
+
+async def _produce_site_pages(servers: str, topic: str, numbers: range) -> list[str]:
+    """Pages of news.example.org keyed by their site, as a crawler should key them."""
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=servers)
+    await producer.start()
+    try:
+        ids = []
+        for n in numbers:
+            envelope = {
+                "id": f"site-{n}",
+                "url": f"https://news.example.org/story/{n}",
+                "body": _site_page(n),
+            }
+            await producer.send_and_wait(topic, orjson.dumps(envelope), key=b"news.example.org")
+            ids.append(f"site-{n}")
+        return ids
+    finally:
+        await producer.stop()
+
+
+def test_site_templates_survive_a_worker_restart(broker: str, tmp_path: Path) -> None:
+    """The site's statistics live in a changelog-backed table: a new worker process starts
+    with them, and drops the site's template from its very first page."""
+    from stream_cleaner.streaming.sitestate import changelog_topic
+
+    tag = uuid.uuid4().hex[:8]
+    group = f"g{tag}"
+    names = _create_topics(broker, tag)
+    create_topics(
+        KafkaSettings(bootstrap_servers=broker),
+        [TopicSpec(changelog_topic(group), 4, None, -1, cleanup_policy="compact")],
+    )
+    env_settings = {
+        "STREAM_CLEANER_WORKER_SITE_TEMPLATES": "true",
+        "STREAM_CLEANER_WORKER_SITE_PARTITIONS": "4",
+        "STREAM_CLEANER_SITE_MIN_PAGES": "3",
+        "STREAM_CLEANER_MODE": "perplexity",
+    }
+
+    def start(port: int, log: Path) -> subprocess.Popen[bytes]:
+        env = {**_env(tmp_path), **env_settings}
+        with log.open("wb") as log_file:
+            return subprocess.Popen(
+                _worker_command(broker, names, port, group), cwd=tmp_path, stdout=log_file,
+                stderr=subprocess.STDOUT, env=env,
+            )  # fmt: skip
+
+    def template_drops(out: dict[str, list]) -> dict[str, int]:
+        return {d["id"]: d["dropped"].get("site_template", 0) for d in out["documents"]}
+
+    port, log = _free_port(), tmp_path / "first.log"
+    proc = start(port, log)
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
+        ids = asyncio.run(_produce_site_pages(broker, names["input"], range(6)))
+        drops = template_drops(asyncio.run(_consume(broker, names, set(ids))))
+        assert [drops[i] for i in ids[:3]] == [0, 0, 0], _tail(log)  # warming up
+        assert all(drops[i] >= 3 for i in ids[3:]), (drops, _tail(log))
+        text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+        assert _metric(text, "stream_cleaner_site_templates_sites") == 1
+        assert _metric(text, "stream_cleaner_site_templates_signatures") > 0
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=STOP_SECONDS) == 0, _tail(log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    port, log = _free_port(), tmp_path / "second.log"
+    proc = start(port, log)
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
+        ids = asyncio.run(_produce_site_pages(broker, names["input"], range(6, 7)))
+        drops = template_drops(asyncio.run(_consume(broker, names, set(ids))))
+        # a cold worker would clean this page without site evidence (min_pages 3)
+        assert drops[ids[0]] >= 3, (drops, _tail(log))
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -134,6 +134,13 @@ STREAM_CLEANER_WORKER_SESSION_TIMEOUT_SECONDS: {{ .Values.worker.sessionTimeoutS
 STREAM_CLEANER_WORKER_HEARTBEAT_INTERVAL_SECONDS: {{ .Values.worker.heartbeatIntervalSeconds | toString | quote }}
 STREAM_CLEANER_WORKER_REQUEST_TIMEOUT_SECONDS: {{ .Values.worker.requestTimeoutSeconds | toString | quote }}
 STREAM_CLEANER_WORKER_COMMIT_INTERVAL_SECONDS: {{ .Values.worker.commitIntervalSeconds | toString | quote }}
+STREAM_CLEANER_WORKER_SITE_TEMPLATES: {{ .Values.siteTemplates.enabled | toString | quote }}
+STREAM_CLEANER_WORKER_SITE_PARTITIONS: {{ .Values.topics.partitions | int64 | toString | quote }}
+STREAM_CLEANER_SITE_SITE_KEY: {{ .Values.siteTemplates.siteKey | quote }}
+STREAM_CLEANER_SITE_WINDOW_PAGES: {{ .Values.siteTemplates.windowPages | int64 | toString | quote }}
+STREAM_CLEANER_SITE_MIN_PAGES: {{ .Values.siteTemplates.minPages | int64 | toString | quote }}
+STREAM_CLEANER_SITE_MIN_SHARE: {{ .Values.siteTemplates.minShare | toString | quote }}
+STREAM_CLEANER_SITE_MAX_SITES: {{ .Values.siteTemplates.maxSites | int64 | toString | quote }}
 STREAM_CLEANER_MODE: {{ .Values.cleaner.mode | quote }}
 STREAM_CLEANER_SENTENCE_FILTER: {{ .Values.cleaner.sentenceFilter | quote }}
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
