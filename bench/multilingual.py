@@ -1,0 +1,278 @@
+"""Zero-shot cross-lingual block labelling on the MultiBoilerNet data (issue 8).
+
+Trains LightGBM on the English CleanEval training split (MultiBoilerNet's cleaneval/train,
+54 pages) with the language-independent features of `stream_cleaner.block_features`, and scores
+it, once, on the English test split, GoogleTrends test and zero-shot on the Chinese (cleaneval/zh),
+Japanese (jp) and Thai (thai) pages. Three baselines use the same trees: the same features plus
+language-dependent ones (words, case, ASCII, English stopwords); the tag-path features with
+those language-dependent text features in place of the script-aware ones; and the tag-path
+features alone. Tree count, leaves and threshold are chosen by 5-fold page-grouped cross-validation
+over the English train and val pages (59 pages); nothing is chosen on a test set.
+
+Metrics, as MultiBoilerNet's evaluation (main.py ``test``) computes its "macro F1": per page,
+the F1 of each class (boilerplate 0 and content 1, an empty class scoring 1), averaged over
+pages per class, then the mean of the two classes (``macro``). Also reported: ``pooled``, the
+same two-class mean over all blocks of a set at once (their ``--micro``), and ``content``, the
+content class's F1 averaged over pages.
+
+    PYTHONPATH=$PWD .venv/bin/python bench/multilingual.py            # table
+    PYTHONPATH=$PWD .venv/bin/python bench/multilingual.py --save     # and ship the model
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stream_cleaner.block_features import (
+    BASELINE_FEATURE_NAMES,
+    FEATURE_NAMES,
+    LANGUAGE_FEATURES,
+    MULTILINGUAL_FORMAT,
+    MULTILINGUAL_MODEL,
+    TOP_TAGS,
+    MultilingualLabeller,
+    page_features,
+    top_tags,
+)
+from stream_cleaner.labeller import TreeEnsemble
+from stream_cleaner.training import TRAIN_PARAMS, export_trees
+
+DATA = Path(__file__).resolve().parent.parent / ".cache" / "data" / "multiboilernet"
+# MultiBoilerNet's zero-shot macro F1 (train on English CleanEval), and English-only BoilerNet's
+PAPER = {"zh": (0.869, 0.404), "jp": (0.816, 0.490), "thai": (0.779, 0.688)}
+TEST_SETS = {
+    "en (cleaneval/test)": "cleaneval/test",
+    "en (googletrends/test)": "googletrends/test",
+    "zh": "cleaneval/zh",
+    "jp": "jp",
+    "thai": "thai",
+}
+GRID = [(leaves, trees) for leaves in (7, 15) for trees in (50, 100, 200)]
+THRESHOLDS = np.round(np.arange(-2.0, 2.01, 0.25), 2)
+FOLDS = 5
+
+
+@dataclass
+class Page:
+    name: str
+    paths: list[str]
+    texts: list[str]
+    depths: list[int] | None
+    labels: np.ndarray
+
+    def features(self, language_features: bool = False) -> np.ndarray:
+        return page_features(
+            self.paths, self.texts, depths=self.depths, language_features=language_features
+        )
+
+
+def load_set(name: str) -> list[Page]:
+    """The pages of a MultiBoilerNet set (``cleaneval/train``, ``jp``...), by file number."""
+    folder = DATA / name
+    if not folder.is_dir():
+        sys.exit(f"{folder} missing: run bash bench/setup-data.sh")
+    pages = []
+    files = sorted(folder.glob("*.csv"), key=lambda p: (len(p.stem), p.stem))
+    for path in files:
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        has_depth = bool(rows) and "depth" in rows[0]
+        pages.append(
+            Page(
+                name=f"{name}/{path.stem}",
+                paths=[r["tag"] for r in rows],
+                texts=[r["content"] or "" for r in rows],
+                depths=[int(r["depth"]) for r in rows] if has_depth else None,
+                labels=np.array([int(r["label"]) for r in rows], dtype=np.int64),
+            )
+        )
+    return pages
+
+
+def class_f1(truth: np.ndarray, pred: np.ndarray, cls: int) -> float:
+    """F1 of one class; 1 when the class is neither present nor predicted (zero_division=1)."""
+    t, p = truth == cls, pred == cls
+    tp = float(np.sum(t & p))
+    denominator = 2 * tp + float(np.sum(p & ~t)) + float(np.sum(t & ~p))
+    return 1.0 if denominator == 0 else 2 * tp / denominator
+
+
+def scores_of(pages: list[Page], preds: list[np.ndarray]) -> dict[str, float]:
+    """``macro`` (MultiBoilerNet's), ``pooled`` and ``content`` F1 of a set's predictions."""
+    pairs = zip(pages, preds, strict=True)
+    per_page = np.array([[class_f1(p.labels, k, 0), class_f1(p.labels, k, 1)] for p, k in pairs])
+    truth = np.concatenate([p.labels for p in pages])
+    pred = np.concatenate(preds)
+    return {
+        "macro": float(per_page.mean(axis=0).mean()),
+        "pooled": (class_f1(truth, pred, 0) + class_f1(truth, pred, 1)) / 2,
+        "content": float(per_page[:, 1].mean()),
+    }
+
+
+def params_of(leaves: int) -> dict[str, Any]:
+    return {**TRAIN_PARAMS, "num_leaves": leaves, "max_depth": -1, "learning_rate": 0.1}
+
+
+def fit(x: np.ndarray, y: np.ndarray, leaves: int, trees: int) -> Any:
+    import lightgbm
+
+    return lightgbm.train(params_of(leaves), lightgbm.Dataset(x, y), num_boost_round=trees)
+
+
+def choose(pages: list[Page], mats: list[np.ndarray]) -> tuple[int, int, float, float]:
+    """Leaves, trees and threshold with the best cross-validated macro F1 (page folds)."""
+    fold = [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % FOLDS for p in pages]
+    best = (0, 0, 0.0, -1.0)
+    for leaves, trees in GRID:
+        oof: list[np.ndarray] = [np.zeros(0)] * len(pages)
+        for k in range(FOLDS):
+            train = [i for i, f in enumerate(fold) if f != k]
+            booster = fit(
+                np.vstack([mats[i] for i in train]),
+                np.concatenate([pages[i].labels for i in train]),
+                leaves,
+                trees,
+            )
+            for i, f in enumerate(fold):
+                if f == k:
+                    oof[i] = booster.predict(mats[i], raw_score=True)
+        for threshold in THRESHOLDS:
+            macro = scores_of(pages, [s > threshold for s in oof])["macro"]
+            if macro > best[3] + 1e-9:
+                best = (leaves, trees, float(threshold), macro)
+    return best
+
+
+def spec_of(booster: Any, names: tuple[str, ...], threshold: float, **meta: Any) -> dict:
+    return {
+        "format": MULTILINGUAL_FORMAT,
+        "features": list(names),
+        "top_tags": list(TOP_TAGS),
+        "language_features": names == BASELINE_FEATURE_NAMES,
+        "threshold": threshold,
+        **export_trees(booster),
+        **meta,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--save", action="store_true", help=f"write {MULTILINGUAL_MODEL.name}")
+    args = parser.parse_args()
+
+    train, val = load_set("cleaneval/train"), load_set("cleaneval/val")
+    derived = top_tags(path for p in train for path in p.paths)
+    if derived != TOP_TAGS:
+        sys.exit(f"TOP_TAGS differ from the training split's: {derived}")
+    dev = train + val
+    tags_only = [
+        i
+        for i, name in enumerate(FEATURE_NAMES)
+        if name.split("@")[0].startswith(("tag_", "last_"))
+        or name.split("@")[0] in ("depth", "in_link", "link_density", "tags_closed", "tags_opened")
+    ]
+    english_style = tags_only + [BASELINE_FEATURE_NAMES.index(n) for n in LANGUAGE_FEATURES]
+    variants = {
+        "multilingual": (False, None),
+        "+ language features": (True, None),
+        "tag path + words (no script-aware)": (True, english_style),
+        "tag path only": (False, tags_only),
+    }
+    tests = {label: load_set(name) for label, name in TEST_SETS.items()}
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    chosen: dict[str, tuple[int, int, float, float]] = {}
+    for variant, (language, columns) in variants.items():
+        mats = [p.features(language) for p in dev]
+        if columns is not None:
+            mats = [m[:, columns] for m in mats]
+        leaves, trees, threshold, cv = chosen[variant] = choose(dev, mats)
+        n_train = len(train)
+        booster = fit(
+            np.vstack(mats[:n_train]),
+            np.concatenate([p.labels for p in train]),
+            leaves,
+            trees,
+        )
+        names = BASELINE_FEATURE_NAMES if language else FEATURE_NAMES
+        spec = spec_of(booster, names, threshold)
+        ensemble = TreeEnsemble(spec)
+        results[variant] = {}
+        for label, pages in tests.items():
+            preds = []
+            for p in pages:
+                x = p.features(language)
+                if columns is not None:
+                    x = x[:, columns]
+                preds.append(ensemble.raw_scores(x) > threshold)
+            results[variant][label] = scores_of(pages, preds)
+        if variant == "multilingual":
+            shipped = spec
+            if args.save:
+                meta = {
+                    "trained_on": "MultiBoilerNet cleaneval/train (54 English CleanEval pages, "
+                    f"{sum(len(p.texts) for p in train)} blocks)",
+                    "choices": "5-fold page-grouped CV over cleaneval/train + cleaneval/val: "
+                    f"{leaves} leaves, {trees} trees, threshold {threshold} "
+                    f"(CV macro F1 {cv:.3f})",
+                    "params": {**params_of(leaves), "num_boost_round": trees},
+                    "metric": "MultiBoilerNet macro F1: per-page per-class F1, page mean, "
+                    "class mean",
+                    "test": {k: round(v["macro"], 4) for k, v in results[variant].items()},
+                    "command": "PYTHONPATH=$PWD .venv/bin/python bench/multilingual.py --save",
+                }
+                MULTILINGUAL_MODEL.write_text(
+                    json.dumps(spec, separators=(",", ":")), encoding="utf-8"
+                )
+                Path(f"{MULTILINGUAL_MODEL}.meta.json").write_text(
+                    json.dumps(meta, indent=2) + "\n", encoding="utf-8"
+                )
+
+    # speed of the shipped variant: features + trees, page by page, as the pipeline would
+    labeller = MultilingualLabeller(shipped)
+    pages = [p for label in TEST_SETS for p in tests[label]]
+    page_features(["html body p"], ["warm-up"])  # builds the character tables once
+    start = time.perf_counter()
+    for p in pages:
+        labeller.predict_features(p.features())
+    elapsed = time.perf_counter() - start
+    n_blocks = sum(len(p.texts) for p in pages)
+
+    print("| set | pages | blocks | content share | model | macro F1 | pooled | content F1 "
+          "| paper MultiBoilerNet | paper BoilerNet |")  # fmt: skip
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+    for label, pages_of_set in tests.items():
+        blocks = sum(len(p.texts) for p in pages_of_set)
+        share = np.concatenate([p.labels for p in pages_of_set]).mean()
+        paper = PAPER.get(label)
+        for variant in variants:
+            r = results[variant][label]
+            print(
+                f"| {label} | {len(pages_of_set)} | {blocks} | {share:.3f} | {variant} "
+                f"| {r['macro']:.3f} | {r['pooled']:.3f} | {r['content']:.3f} "
+                f"| {paper[0] if paper else '-'} | {paper[1] if paper else '-'} |"
+            )
+    print()
+    for variant, (leaves, trees, threshold, cv) in chosen.items():
+        print(
+            f"- {variant}: {leaves} leaves, {trees} trees, threshold {threshold:+.2f} "
+            f"(5-fold CV macro F1 on EN train+val {cv:.3f})"
+        )
+    print(
+        f"- speed (multilingual, features + trees, one page at a time, {len(pages)} pages): "
+        f"{n_blocks / elapsed:,.0f} blocks/s, {1000 * elapsed / len(pages):.2f} ms/page"
+    )
+
+
+if __name__ == "__main__":
+    main()

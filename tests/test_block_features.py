@@ -1,0 +1,161 @@
+"""Language-independent block features and the multilingual labeller (issue 8)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+
+from stream_cleaner.block_features import (
+    BASELINE_FEATURE_NAMES,
+    FEATURE_NAMES,
+    LANGUAGE_FEATURES,
+    MULTILINGUAL_MODEL,
+    TOP_TAGS,
+    load_multilingual,
+    page_features,
+    predict_blocks,
+    top_tags,
+)
+from stream_cleaner.parse import parse_blocks
+
+from .conftest import BENCH_DATA
+
+COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
+
+
+def test_cjk_and_thai_text_gives_sensible_character_ratios():
+    texts = ["这是一个测试。", "ที่นี่ภาษาไทย", "Price: 42 €"]
+    x = page_features(["html body div p", "html body div p", "html body div ul li a"], texts)
+    zh, th, en = x
+    # 6 letters and a sentence end, each two columns wide
+    assert zh[COL["ratio_letter"]] == pytest.approx(6 / 7)
+    assert zh[COL["ratio_sentence_punct"]] == pytest.approx(1 / 7)
+    assert zh[COL["ends_sentence"]] == 1.0
+    assert zh[COL["log_chars"]] == pytest.approx(math.log1p(7))
+    assert zh[COL["log_width"]] == pytest.approx(math.log1p(14))
+    # Thai vowel signs are marks: letters, without a column of their own
+    assert th[COL["ratio_letter"]] == 1.0
+    assert th[COL["log_width"]] < th[COL["log_chars"]]
+    assert th[COL["ratio_other_punct"]] == 0.0 and th[COL["ends_sentence"]] == 0.0
+    assert en[COL["ratio_digit"]] == pytest.approx(2 / 11)
+    assert en[COL["ratio_symbol"]] == pytest.approx(1 / 11)
+    assert en[COL["ratio_other_punct"]] == pytest.approx(1 / 11)
+    # markup: top-k tag counts, last tag, link from the path
+    assert en[COL["tag_a"]] == 1.0 and en[COL["last_a"]] == 1.0 and en[COL["in_link"]] == 1.0
+    assert zh[COL["tag_div"]] == 1.0 and zh[COL["last_p"]] == 1.0 and zh[COL["in_link"]] == 0.0
+    assert en[COL["depth"]] == 6.0 and en[COL["tags_opened"]] == 3.0
+
+
+def test_cjk_punctuation_counts_as_punctuation():
+    x = page_features(["p"], ["「東京」、大阪，北京；"])
+    assert x[0, COL["ratio_other_punct"]] == pytest.approx(5 / 11)
+    assert x[0, COL["ratio_letter"]] == pytest.approx(6 / 11)
+
+
+# Latin to Cyrillic, letter for letter: a text of the same shape in another script
+_CYRILLIC = str.maketrans(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "абцдефгхийклмнопярстуввхызАБЦДЕФГХИЙКЛМНОПЯРСТУВВХЫЗ",
+)
+
+
+def test_features_do_not_change_when_the_script_changes_but_the_shape_does_not():
+    paths = ["html body div ul li a"] * 3 + ["html body div h1"] + ["html body div p"] * 3
+    texts = ["Home", "News", "Contact", "A title"]
+    texts += ["The first paragraph of the story, with 3 clauses; it ends here."] * 2
+    texts += ["Another one (shorter)!"]
+    english = page_features(paths, texts)
+    cyrillic = page_features(paths, [t.translate(_CYRILLIC) for t in texts])
+    np.testing.assert_array_equal(english, cyrillic)
+    # the language-dependent baseline features do change
+    en_base = page_features(paths, texts, language_features=True)
+    cy_base = page_features(paths, [t.translate(_CYRILLIC) for t in texts], language_features=True)
+    ascii_col = BASELINE_FEATURE_NAMES.index("ratio_ascii")
+    assert (en_base[:, ascii_col] > cy_base[:, ascii_col]).all()
+    assert en_base.shape[1] == len(FEATURE_NAMES) + len(LANGUAGE_FEATURES)
+
+
+def test_neighbour_features_and_duplicates():
+    x = page_features(["p", "p", "p"], ["same", "other text", "same"])
+    assert x[:, COL["duplicates"]].tolist() == [1.0, 0.0, 1.0]
+    assert x[0, COL["log_width@-1"]] == -1.0  # no block before the first
+    assert x[1, COL["log_width@-1"]] == x[0, COL["log_width"]]
+    assert x[1, COL["log_width@+1"]] == x[2, COL["log_width"]]
+    assert x[:, COL["position"]].tolist() == [0.0, 0.5, 1.0]
+    assert page_features([], []).shape == (0, len(FEATURE_NAMES))
+
+
+def test_top_tags_counts_tags_over_paths():
+    assert top_tags(["html body div a", "html body div div span"], 2) == ("div", "body")
+    assert len(TOP_TAGS) == 40 and len(set(TOP_TAGS)) == 40
+
+
+def test_shipped_model_labels_a_chinese_page_from_the_parser():
+    nav = "".join(f'<li><a href="/{i}">栏目{i}</a></li>' for i in range(8))
+    body = "".join(
+        f"<p>北京时间昨天晚上，第{i}届国际会议在上海开幕，来自四十多个国家和地区的代表参加了"
+        "会议，讨论了气候变化、能源安全和经济合作等议题。会议将持续三天。</p>"
+        for i in range(5)
+    )
+    html = (
+        f"<html><body><div id=nav><ul>{nav}</ul></div><div id=main><h1>国际会议在上海开幕</h1>"
+        f"{body}</div><div id=footer><p><a href='/a'>关于我们</a> | <a href='/b'>联系我们</a>"
+        "</p></div></body></html>"
+    )
+    blocks = parse_blocks(html)
+    keep = predict_blocks(blocks)
+    kept = [b.text for b, k in zip(blocks, keep, strict=True) if k]
+    dropped = [b.text for b, k in zip(blocks, keep, strict=True) if not k]
+    assert all(f"第{i}届" in "".join(kept) for i in range(5))
+    assert all(f"栏目{i}" in dropped for i in range(8))
+    assert predict_blocks([]) == []
+
+
+def test_shipped_model_is_small_and_documented():
+    assert MULTILINGUAL_MODEL.stat().st_size < 500_000
+    meta = json.loads(
+        MULTILINGUAL_MODEL.with_name(MULTILINGUAL_MODEL.name + ".meta.json").read_text()
+    )
+    assert "cleaneval/train" in meta["trained_on"]
+    assert load_multilingual().language_features is False
+
+
+def _read_pages(folder):
+    pages = []
+    for path in sorted(folder.glob("*.csv")):
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        pages.append(
+            (
+                [r["tag"] for r in rows],
+                [r["content"] or "" for r in rows],
+                np.array([int(r["label"]) for r in rows]),
+            )
+        )
+    return pages
+
+
+def _f1(truth, pred, cls):
+    t, p = truth == cls, pred == cls
+    tp = np.sum(t & p)
+    denominator = 2 * tp + np.sum(p & ~t) + np.sum(t & ~p)
+    return 1.0 if denominator == 0 else 2 * tp / denominator
+
+
+@pytest.mark.slow
+def test_zero_shot_macro_f1_on_chinese_pages():
+    folder = BENCH_DATA / "multiboilernet" / "cleaneval" / "zh"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} not unpacked: run bash bench/setup-data.sh")
+    labeller = load_multilingual()
+    f1s = []
+    for paths, texts, labels in _read_pages(folder):
+        pred = labeller.predict_features(page_features(paths, texts)).astype(int)
+        f1s.append([_f1(labels, pred, 0), _f1(labels, pred, 1)])
+    assert len(f1s) == 50
+    # MultiBoilerNet's macro F1: per-page class F1, page mean, class mean (measured 0.841)
+    assert float(np.mean(f1s)) > 0.82
