@@ -32,11 +32,15 @@ import peers
 from data import CLEANEVAL_SPLITS, Page, decode_for_peers, load_cleaneval
 
 BASELINE = "resiliparse"
-STREAM_CLEANER_PARSERS = {
-    "stream-cleaner-lexbor": "lexbor",
-    "stream-cleaner-html5lib": "html5lib",
+# name -> (parser, mode): the paper's filter on both parsers (issue 2's core), and the block
+# labeller's two modes on the default parser
+STREAM_CLEANER_VARIANTS = {
+    "stream-cleaner-lexbor": ("lexbor", "perplexity"),
+    "stream-cleaner-html5lib": ("html5lib", "perplexity"),
+    "stream-cleaner-corpus": ("lexbor", "corpus"),
+    "stream-cleaner-article": ("lexbor", "article"),
 }
-SYSTEMS = (*STREAM_CLEANER_PARSERS, *peers.PEERS)
+SYSTEMS = (*STREAM_CLEANER_VARIANTS, *peers.PEERS)
 WARMUP_PAGES_DEFAULT = 5
 BENCH_CPU = 0
 
@@ -105,7 +109,7 @@ def build_stream_cleaner(name: str, settings: Any = None) -> System:
     The language model is loaded here; its lazy parts load in the warm-up pass, untimed.
 
     Args:
-        name: a key of :data:`STREAM_CLEANER_PARSERS`, or any name when ``settings`` is given.
+        name: a key of :data:`STREAM_CLEANER_VARIANTS`, or any name when ``settings`` is given.
         settings: the ``CleanerSettings`` to run with (quality.py: one per mode).
 
     Returns:
@@ -121,7 +125,8 @@ def build_stream_cleaner(name: str, settings: Any = None) -> System:
 
     # STREAM_CLEANER_* variables apply (e.g. STREAM_CLEANER_MODEL_PATH to time another model)
     if settings is None:
-        settings = CleanerSettings.from_env().with_options(parser=STREAM_CLEANER_PARSERS[name])
+        parser, mode = STREAM_CLEANER_VARIANTS[name]
+        settings = CleanerSettings.from_env().with_options(parser=parser, mode=mode)
     load_model(settings.model_path)
 
     def prepare(pages: Sequence[Page]) -> list[Any]:
@@ -337,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[Row] = []
     skipped: dict[str, str] = {}
     for name in args.systems:
-        build = build_stream_cleaner if name in STREAM_CLEANER_PARSERS else build_peer
+        build = build_stream_cleaner if name in STREAM_CLEANER_VARIANTS else build_peer
         try:
             system = build(name)
             warm_up(system, pages[: args.warmup_pages])
