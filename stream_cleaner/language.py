@@ -42,6 +42,13 @@ _SCRIPTS = {
     "indic": re.compile(r"[\u0900-\u0dff]"),
 }
 
+# Per script, the letters of every other script: a block without any is in its page's script,
+# found with one regex search instead of counting each script's letters.
+_FOREIGN = {
+    script: re.compile("|".join(p.pattern for other, p in _SCRIPTS.items() if other != script))
+    for script in _SCRIPTS
+}
+
 
 # The script of languages not written in Latin letters (every other language: "latin").
 _LANGUAGE_SCRIPTS = {
@@ -62,6 +69,7 @@ class Language:
 
 
 _UNKNOWN = Language(UNKNOWN, 0.0)
+UNDETERMINED = _UNKNOWN  # the guess for text without letters, or when the model is unsure
 
 
 class LanguageIdentifier:
@@ -123,9 +131,13 @@ class LanguageIdentifier:
         else:
             page = _UNKNOWN
         page_script = script_of(page.code) if page.code != UNKNOWN else None
+        foreign = _FOREIGN[page_script].search if page_script is not None else None
         codes = []
         for text in texts:
             if len(text) >= MIN_BLOCK_CHARS and not text.isascii():
+                if foreign is not None and foreign(text) is None:
+                    codes.append(page.code)  # only letters of the page's script
+                    continue
                 script = dominant_script(text)
                 if script is not None and script != page_script:
                     codes.append(self.identify(text, max_chars=200).code)
