@@ -581,6 +581,8 @@ def document_record(doc: CleanedDocument, *, model_id: str | None = None) -> Key
         "n_blocks": doc.n_blocks,
         "encoding": doc.encoding,
         "model_id": model_id or doc.model_id,
+        "language": doc.language.code,
+        "language_confidence": doc.language.confidence,
     }
     return _key(doc.id), orjson.dumps(value, option=_DUMPS_OPTIONS)
 
@@ -609,6 +611,7 @@ def sentence_records(doc: CleanedDocument) -> list[KeyValue]:
                     "oov": s.n_oov,
                     "kept": s.keep,
                     "reason": s.reason,
+                    "language": s.language,
                 },
                 option=_DUMPS_OPTIONS,
             ),
