@@ -109,7 +109,8 @@ class CleanedDocument:
 
     Attributes:
         id, url: copied from the input.
-        text: the kept sentences; sentences of one block joined by a space, blocks by a newline.
+        text: the kept sentences; sentences of one block joined by a space (none after a CJK
+            full stop: those scripts put none), blocks by a newline.
         sentences: every sentence of the page, kept or not, in reading order.
         perplexity: document perplexity from the summed log-probabilities and token counts of
             all its sentences (``None`` without tokens).

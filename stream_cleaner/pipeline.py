@@ -28,7 +28,7 @@ from .labeller import block_kinds, label_blocks, load_labeller, unscored_score
 from .language import UNDETERMINED, UNKNOWN, identifier
 from .lm import LanguageModel, SentenceScore, load_model, normalize_many, perplexity
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
-from .segment import split_blocks
+from .segment import join_sentences, split_blocks
 from .settings import CleanerSettings
 from .sites import SiteTemplates, find_page_url, site_of
 
@@ -313,7 +313,7 @@ class _Run:
         for text, b, keep in zip(texts, block_of, keeps, strict=True):
             if keep:
                 kept_by_block.setdefault(b, []).append(text)
-        self.block_texts = [" ".join(kept) for kept in kept_by_block.values()]
+        self.block_texts = list(map(join_sentences, kept_by_block.values()))
         self._lap("decide", t)
 
     def _score_sentences(
