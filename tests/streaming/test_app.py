@@ -125,7 +125,7 @@ def test_metrics_count_an_outcome(tiny_model):
         partition=0,
         offset=1,
         key=b"doc-1",
-        value=b"<p>A river is a natural stream of water.</p><p>| |</p>",
+        value=b"<p>A river is a natural stream of water. It flows towards an ocean.</p><p>| |</p>",
     )
     outcome = clean_message(msg, worker_version="0", model=tiny_model)
     metrics.observe_received(msg)
