@@ -110,10 +110,21 @@ def language_models(
     """The models by language: ``en`` is ``model`` (default: ``settings.model_path``'s), the
     others come from ``settings.models``; every one is the process-wide model of its file."""
     models = {"en": model or load_model(settings.model_path)}
-    for code, path in settings.model_paths().items():
-        if code != "en":
-            models[code] = load_model(path)
+    if settings.models:
+        others = _OTHER_MODELS.get(settings.models)
+        if others is None:  # parsed and resolved once per models string, not once per page
+            others = {
+                code: load_model(path)
+                for code, path in settings.model_paths().items()
+                if code != "en"
+            }
+            if len(_OTHER_MODELS) < 64:
+                _OTHER_MODELS[settings.models] = others
+        models.update(others)
     return models
+
+
+_OTHER_MODELS: dict[str, dict[str, LanguageModel]] = {}
 
 
 def observe_site(
