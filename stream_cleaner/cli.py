@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -19,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .evaluate import LAYOUTS, SPLITS
-from .settings import MODES, PARSERS, SENTENCE_FILTERS, CleanerSettings
+from .settings import (
+    MODES,
+    PARSERS,
+    SENTENCE_FILTERS,
+    CleanerSettings,
+    format_models,
+    parse_models,
+)
 from .sites import SITE_KEYS, SiteSettings, SiteTemplates
 
 if TYPE_CHECKING:
@@ -459,7 +467,14 @@ def _add_model_option(p: argparse.ArgumentParser) -> None:
 
 
 def _add_cleaner_options(p: argparse.ArgumentParser) -> None:
-    _add_model_option(p)
+    p.add_argument(
+        "--model",
+        action="append",
+        metavar="[LANG=]PATH",
+        help="KenLM model file: PATH is the default (English) model (default: the bundled "
+        "English bigram); LANG=PATH (repeatable, de=de.klm) scores the blocks of that language "
+        "(ISO 639-1 code); blocks of a language without a model get no perplexity",
+    )
     p.add_argument(
         "--mode",
         choices=MODES,
@@ -517,16 +532,39 @@ def _settings(args: argparse.Namespace) -> CleanerSettings:
 
 
 def _settings_from(base: CleanerSettings, args: argparse.Namespace) -> CleanerSettings:
+    model_path, models = _model_options(base, args.model or [])
     return base.with_options(
         max_sentence_perplexity=args.max_sentence_perplexity,
         parser=args.parser,
-        model_path=args.model,
+        model_path=model_path,
+        models=models,
         time_budget_seconds=args.time_budget_seconds,
         max_document_bytes=args.max_document_bytes,
         mode=args.mode,
         sentence_filter=args.sentence_filter,
         labeller_path=args.labeller_path,
     )
+
+
+_LANGUAGE_ENTRY = re.compile(r"[a-z]{2,3}=")
+
+
+def _model_options(base: CleanerSettings, given: Sequence[str]) -> tuple[str | None, str | None]:
+    """``model_path`` and ``models`` from ``--model`` options over the base settings' (env):
+    a plain PATH (at most one) or ``en=PATH`` is the default model, ``LANG=PATH`` adds or
+    replaces that language's model."""
+    if not given:
+        return None, None
+    plain = [value for value in given if not _LANGUAGE_ENTRY.match(value)]
+    if len(plain) > 1:
+        raise ValueError(f"one default model, not {len(plain)}: give others as LANG=PATH")
+    entries = parse_models([value for value in given if _LANGUAGE_ENTRY.match(value)])
+    english = plain[0] if plain else entries.get("en")
+    if plain and "en" in entries and entries["en"] != plain[0]:
+        raise ValueError(f"two English models: {plain[0]} and en={entries['en']}")
+    models = {**base.model_paths(), **entries}
+    models.pop("en", None)
+    return english or base.model_path, format_models(models)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -607,9 +645,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if args.format == "text" and not args.output:
         raise ValueError("--format text writes a directory tree: give it with -o DIR")
-    from .lm import load_model
-
-    load_model(settings.model_path).model  # noqa: B018 - fail now, before reading any input
+    _load_models(settings)  # fail now, before reading any input
     sites = None
     if args.site_aware:
         if "-" in args.paths:
@@ -792,6 +828,14 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_models(settings: CleanerSettings) -> None:
+    """Load the default model and every language's now: a missing file is an error at once."""
+    from .pipeline import language_models
+
+    for model in language_models(settings).values():
+        model.model  # noqa: B018 - the property loads the file
+
+
 def _load_lm(path: str | None) -> Any:
     from .lm import load_model
 
@@ -848,10 +892,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         outputs = evaluate.read_outputs(args.outputs, [page.name for page in with_gold])
         speed = ""
     else:
-        from .lm import load_model
-
         settings = _settings(args)
-        load_model(settings.model_path).model  # noqa: B018 - fail now, before any page
+        _load_models(settings)  # fail now, before any page
         system = f"stream-cleaner {_describe_settings(settings)}"
         started = time.perf_counter()
         outputs = evaluate.clean_pages(with_gold, settings)
@@ -894,6 +936,8 @@ def _describe_settings(settings: CleanerSettings) -> str:
         parts.insert(0, f"mode {mode}")
     if settings.model_path:
         parts.append(f"model {settings.model_path}")
+    if settings.models:
+        parts.append(f"models {settings.models}")
     return "(" + ", ".join(parts) + ")"
 
 
@@ -1055,7 +1099,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from .streaming import topics
-    from .streaming.agents import load_model_now
+    from .streaming.agents import load_models_now
     from .streaming.app import WorkerSettings, create_app, run_worker
 
     if args.timeout <= 0:
@@ -1082,7 +1126,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         heartbeat_interval_seconds=args.heartbeat_interval_seconds,
         lag_interval_seconds=args.lag_interval_seconds,
     )
-    load_model_now(settings.cleaner.model_path)  # fail now, before joining the group
+    load_models_now(settings.cleaner)  # fail now, before joining the group
     if not args.no_create_topics:
         outcomes = topics.create_topics(kafka, settings.topic_specs(), timeout=args.timeout)
         created = [name for name, outcome in outcomes.items() if outcome == "created"]
@@ -1109,7 +1153,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         annotations_dir=args.annotations_dir,
     )
     cleaner = _settings(args)
-    for path in [cleaner.model_path, *(path for _, path in web.models)]:
+    languages = cleaner.model_paths().values()
+    for path in [cleaner.model_path, *languages, *(path for _, path in web.models)]:
         if not Path(path or DEFAULT_MODEL_PATH).is_file():
             raise FileNotFoundError(f"no model file {path}")
     run_server(create_web_app(web, cleaner), host=args.host, port=args.port)

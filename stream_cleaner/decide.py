@@ -47,6 +47,9 @@ def decide_sentence(
 ) -> tuple[bool, str | None]:
     """The paper's filter: keep a sentence unless its perplexity is above the limit.
 
+    A sentence without a perplexity (no model for its language) is kept when it has words:
+    the filter has nothing to say about it.
+
     Returns:
         ``(True, None)`` to keep, ``(False, reason)`` to drop.
     """
@@ -66,7 +69,9 @@ def decide_sentences(
     letter = _LETTER.search
     return [
         no_words
-        if ppl is None or letter(text) is None
+        if letter(text) is None
+        else keep
+        if ppl is None
         else too_high
         if ppl > max_sentence_perplexity
         else keep

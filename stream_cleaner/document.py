@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .language import UNDETERMINED, UNKNOWN, Language
+
 
 @dataclass(frozen=True, slots=True)
 class RawDocument:
@@ -72,7 +74,9 @@ class ScoredSentence:
     Not frozen, for the speed reason given on `Block`.
 
     ``perplexity`` is ``10 ** (-log10_prob / (n_tokens + 1))``: KenLM's definition, the end of
-    sentence counting as a token. It is ``None`` when the sentence has no scorable token.
+    sentence counting as a token. It is ``None`` when the sentence has no scorable token, or
+    when no model was given for its language (``log10_prob`` is 0 then, ``n_tokens`` still
+    counts its tokens). ``language`` is its block's (`language.LanguageIdentifier`).
     """
 
     text: str
@@ -83,6 +87,7 @@ class ScoredSentence:
     perplexity: float | None
     keep: bool
     reason: str | None
+    language: str = UNKNOWN
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +99,7 @@ class ScoredSentence:
             "perplexity": self.perplexity,
             "kept": self.keep,
             "reason": self.reason,
+            "language": self.language,
         }
 
 
@@ -103,7 +109,8 @@ class CleanedDocument:
 
     Attributes:
         id, url: copied from the input.
-        text: the kept sentences; sentences of one block joined by a space, blocks by a newline.
+        text: the kept sentences; sentences of one block joined by a space (none after a CJK
+            full stop: those scripts put none), blocks by a newline.
         sentences: every sentence of the page, kept or not, in reading order.
         perplexity: document perplexity from the summed log-probabilities and token counts of
             all its sentences (``None`` without tokens).
@@ -111,13 +118,17 @@ class CleanedDocument:
         dropped: number of dropped sentences by reason.
         n_blocks: number of text blocks the parser found.
         encoding: the charset the body was decoded with (``None`` for str input).
-        model_id: the language model that scored the sentences.
-        seconds: time spent per stage (decode, parse, split, score, decide) and in total.
+        model_id: the language model that scored the sentences: the model of the page's
+            language, or the default (English) model when that language has none.
+        seconds: time spent per stage (decode, parse, language, split, score, label, decide)
+            and in total.
         error: why the page could not be cleaned (a closed set, see ``decide.ErrorReason``),
             or ``None``. A document with an error has whatever text was made before it.
         error_detail: a human-readable explanation of ``error``.
         block_kinds: per block (by index) its kind, ``p``, ``h`` or ``l`` (paragraph, heading,
             list item), as CleanEval's gold marks them; empty when the page was not parsed.
+        language: the page's language (ISO 639-1 code, ``und`` when unsure or not parsed)
+            and the identifier's confidence.
     """
 
     id: str
@@ -134,6 +145,7 @@ class CleanedDocument:
     error: str | None = None
     error_detail: str | None = None
     block_kinds: tuple[str, ...] = ()
+    language: Language = UNDETERMINED
 
     @property
     def n_kept(self) -> int:
@@ -156,6 +168,8 @@ class CleanedDocument:
             "seconds": dict(self.seconds),
             "error": self.error,
             "error_detail": self.error_detail,
+            "language": self.language.code,
+            "language_confidence": self.language.confidence,
         }
         if sentences:
             out["sentences"] = [s.to_dict() for s in self.sentences]

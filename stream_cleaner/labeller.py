@@ -174,6 +174,11 @@ _CONTEXT_INDEX = np.array([_INDEX[name] for name in _CONTEXT_FEATURES])
 # perplexity below which a sentence counts as fluent (the paper's threshold)
 _LOW_PPL = math.log10(3000.0)
 _NO_PPL = 5.0  # log10 perplexity given to blocks without a scorable token
+# Blocks in a language without a model: their sentences are given this log10 perplexity and
+# no out-of-vocabulary token (`unscored_score`), so that the labeller decides from its other
+# features. Chosen on CleanEval dev scored with no model at all (bench/no_model.py: word F1
+# corpus 0.9567, article 0.8988 at 2.0; 0.9323 and 0.8813 with the unscored value 5.0).
+UNSCORED_LOG_PPL = 2.0
 
 _LINK_DENSITY = operator.attrgetter("link_density")
 _TAG = operator.attrgetter("tag")
@@ -199,6 +204,12 @@ def _path_info(tag_path: str) -> tuple[tuple[float, ...], str, tuple[str, ...]]:
             tags,
         )
     return info
+
+
+def unscored_score(n_tokens: int) -> tuple[float, int, int]:
+    """The neutral ``(log10_prob, n_tokens, n_oov)`` the labeller sees for a sentence that no
+    model scored (`UNSCORED_LOG_PPL` per token, end of sentence included)."""
+    return (-UNSCORED_LOG_PPL * (n_tokens + 1), n_tokens, 0)
 
 
 def block_features(

@@ -22,6 +22,11 @@ UNKNOWN = "und"  # ISO 639-2 "undetermined"
 MIN_CONFIDENCE = 0.5
 # Characters of a page's text the page-level guess reads: the longest blocks first.
 SAMPLE_CHARS = 600
+# Characters of each block the page-level vote and a block's own guess read.
+VOTE_CHARS = 200
+# A page with fewer letters than this (ideographs count three) is too short to tell
+# ("404 : Page Not Found" reads as French): its guess is `UNKNOWN`, scored by the default model.
+MIN_PAGE_LETTERS = 30
 # Blocks shorter than this keep the page's language even in another script (a lone symbol).
 MIN_BLOCK_CHARS = 12
 
@@ -40,6 +45,13 @@ _SCRIPTS = {
     "cjk": re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]"),
     "thai": re.compile(r"[\u0e00-\u0e7f]"),
     "indic": re.compile(r"[\u0900-\u0dff]"),
+}
+
+# Per script, the letters of every other script: a block without any is in its page's script,
+# found with one regex search instead of counting each script's letters.
+_FOREIGN = {
+    script: re.compile("|".join(p.pattern for other, p in _SCRIPTS.items() if other != script))
+    for script in _SCRIPTS
 }
 
 
@@ -62,6 +74,7 @@ class Language:
 
 
 _UNKNOWN = Language(UNKNOWN, 0.0)
+UNDETERMINED = _UNKNOWN  # the guess for text without letters, or when the model is unsure
 
 
 class LanguageIdentifier:
@@ -105,33 +118,38 @@ class LanguageIdentifier:
         """
         votes: dict[str, float] = {}
         confidence: dict[str, float] = {}
-        size = 0
+        size = letters = 0
         for text in sorted(texts, key=len, reverse=True)[:5]:
-            found = self.identify(text, max_chars=200)
+            found = self.identify(text, max_chars=VOTE_CHARS)
             if found.code != UNKNOWN:
                 # an ideograph carries about as much as a Latin word of three letters
                 density = 3 if script_of(found.code) == "cjk" else 1
-                weight = min(len(text), 200) * density * found.confidence
+                letters += sum(map(str.isalpha, text[:VOTE_CHARS])) * density
+                weight = min(len(text), VOTE_CHARS) * density * found.confidence
                 votes[found.code] = votes.get(found.code, 0.0) + weight
                 confidence[found.code] = max(confidence.get(found.code, 0.0), found.confidence)
             size += len(text)
             if size >= SAMPLE_CHARS:
                 break
-        if votes:
+        if votes and letters >= MIN_PAGE_LETTERS:
             code = max(votes, key=votes.__getitem__)
             page = Language(code, confidence[code])
         else:
             page = _UNKNOWN
         page_script = script_of(page.code) if page.code != UNKNOWN else None
+        foreign = _FOREIGN[page_script].search if page_script is not None else None
         codes = []
         for text in texts:
             if len(text) >= MIN_BLOCK_CHARS and not text.isascii():
+                if foreign is not None and foreign(text) is None:
+                    codes.append(page.code)  # only letters of the page's script
+                    continue
                 script = dominant_script(text)
                 if script is not None and script != page_script:
-                    codes.append(self.identify(text, max_chars=200).code)
+                    codes.append(self.identify(text, max_chars=VOTE_CHARS).code)
                     continue
             if text.isascii() and page_script not in (None, "latin") and len(text) >= 40:
-                codes.append(self.identify(text, max_chars=200).code)
+                codes.append(self.identify(text, max_chars=VOTE_CHARS).code)
                 continue
             codes.append(page.code)
         return page, codes

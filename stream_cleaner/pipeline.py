@@ -3,6 +3,15 @@
 It never raises for bad input: empty, binary, oversized, undecodable or unparseable pages come
 back as a CleanedDocument with an ``error``. It raises only for a broken set-up (a model file
 that does not exist).
+
+Languages: the page's language and each block's are identified (`language.identifier`) and
+each sentence is scored by the model of its block's language (``settings.models``; English
+and undetermined blocks by the default model, ``settings.model_path``). A sentence in a
+language without a model gets no perplexity (``None``; ``log10_prob`` 0, its tokens still
+counted) and is never dropped as ``high_perplexity``: with no model, the paper's filter has
+nothing to say, so perplexity mode keeps it unless it has no words. Site templates still
+apply, and in corpus/article mode the labeller decides from its language-independent
+features, its perplexity features set to neutral values (`labeller.UNSCORED_LOG_PPL`).
 """
 
 from __future__ import annotations
@@ -15,10 +24,11 @@ from collections.abc import Iterable, Iterator
 from .decide import DropReason, ErrorReason, decide_sentences
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
-from .labeller import block_kinds, label_blocks, load_labeller
-from .lm import LanguageModel, load_model, perplexity
+from .labeller import block_kinds, label_blocks, load_labeller, unscored_score
+from .language import UNDETERMINED, UNKNOWN, identifier
+from .lm import LanguageModel, SentenceScore, load_model, normalize_many, perplexity
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
-from .segment import split_blocks
+from .segment import join_sentences, split_blocks
 from .settings import CleanerSettings
 from .sites import SiteTemplates, find_page_url, site_of
 
@@ -45,8 +55,9 @@ def clean_document(
     Args:
         raw: the page, as a RawDocument or as its body alone (bytes or str).
         settings: thresholds and options; the defaults when omitted.
-        model: the language model; the process-wide model of ``settings.model_path`` when
-            omitted.
+        model: the default (English) language model; the process-wide model of
+            ``settings.model_path`` when omitted. Other languages' models come from
+            ``settings.models``.
         sites: per-site template statistics: blocks repeated on most of the site's recent
             pages are dropped (reason ``site_template``). The site comes from ``raw.url``, or
             from the URL the page declares (`sites.find_page_url`).
@@ -60,10 +71,13 @@ def clean_document(
         raw = RawDocument(body=raw)
     settings = settings or _DEFAULT_SETTINGS
     model = model or load_model(settings.model_path)
-    model.model  # noqa: B018 - load now: a missing model is a set-up error, not a page error
+    models = language_models(settings, model)
+    for each in models.values():
+        each.model  # noqa: B018 - load now: a missing model is a set-up error, not a page error
+    identifier().model  # noqa: B018 - and the language identifier's
     if settings.mode != "perplexity":
         load_labeller(settings.mode, settings.labeller_path)  # the same for the labeller
-    run = _Run(raw, settings, model)
+    run = _Run(raw, settings, model, models)
     run.sites, run.learn_site = sites, learn_site
     try:
         run.clean()
@@ -88,6 +102,29 @@ def clean_documents(
     model = model or load_model(settings.model_path)
     for raw in raws:
         yield clean_document(raw, settings=settings, model=model)
+
+
+def language_models(
+    settings: CleanerSettings, model: LanguageModel | None = None
+) -> dict[str, LanguageModel]:
+    """The models by language: ``en`` is ``model`` (default: ``settings.model_path``'s), the
+    others come from ``settings.models``; every one is the process-wide model of its file."""
+    models = {"en": model or load_model(settings.model_path)}
+    if settings.models:
+        others = _OTHER_MODELS.get(settings.models)
+        if others is None:  # parsed and resolved once per models string, not once per page
+            others = {
+                code: load_model(path)
+                for code, path in settings.model_paths().items()
+                if code != "en"
+            }
+            if len(_OTHER_MODELS) < 64:
+                _OTHER_MODELS[settings.models] = others
+        models.update(others)
+    return models
+
+
+_OTHER_MODELS: dict[str, dict[str, LanguageModel]] = {}
 
 
 def observe_site(
@@ -142,10 +179,18 @@ class PerplexityProcessor:
 class _Run:
     """The state of one document's trip through the pipeline."""
 
-    def __init__(self, raw: RawDocument, settings: CleanerSettings, model: LanguageModel) -> None:
+    def __init__(
+        self,
+        raw: RawDocument,
+        settings: CleanerSettings,
+        model: LanguageModel,
+        models: dict[str, LanguageModel] | None = None,
+    ) -> None:
         self.raw = raw
         self.settings = settings
         self.model = model
+        self.models = models if models is not None else {"en": model}
+        self.language = UNDETERMINED
         self.started = time.perf_counter()
         budget = settings.time_budget_seconds
         self.deadline = time.monotonic() + budget if budget else None
@@ -217,15 +262,19 @@ class _Run:
 
     def _score_blocks(self, blocks: list[Block]) -> None:
         t = time.perf_counter()
-        texts, block_of = split_blocks([b.text for b in blocks], [b.index for b in blocks])
+        block_texts = [b.text for b in blocks]
+        self.language, block_languages = identifier().identify_page(block_texts)
+        t = self._lap("language", t)
+        texts, block_of = split_blocks(block_texts, [b.index for b in blocks])
+        languages = [block_languages[b] for b in block_of]
         t = self._lap("split", t)
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.sentences = [
-                ScoredSentence(text, b, 0.0, 0, 0, None, False, DropReason.TIME_BUDGET)
-                for text, b in zip(texts, block_of, strict=True)
+                ScoredSentence(text, b, 0.0, 0, 0, None, False, DropReason.TIME_BUDGET, language)
+                for text, b, language in zip(texts, block_of, languages, strict=True)
             ]
             raise TimeBudgetExceeded("time budget exceeded before scoring")
-        scores = self.model.score_texts(texts)
+        scores, unscored = self._score_sentences(texts, languages)
         t = self._lap("score", t)
         settings = self.settings
         max_ppl = settings.max_sentence_perplexity
@@ -233,8 +282,13 @@ class _Run:
         if settings.mode == "perplexity":
             self.block_kinds = tuple(block_kinds(blocks))
         else:
+            features_scores = scores
+            if unscored:  # no model, no evidence either way: neutral perplexity features
+                features_scores = [
+                    unscored_score(s.n_tokens) if i in unscored else s for i, s in enumerate(scores)
+                ]
             content, kinds, labeller = label_blocks(
-                blocks, texts, block_of, scores, mode=settings.mode,
+                blocks, texts, block_of, features_scores, mode=settings.mode,
                 labeller_path=settings.labeller_path,
             )  # fmt: skip
             max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
@@ -244,6 +298,8 @@ class _Run:
         n_tokens = [score[1] for score in scores]
         n_oovs = [score[2] for score in scores]
         perplexities = list(map(perplexity, log10_probs, n_tokens))
+        for i in unscored:
+            perplexities[i] = None
         decisions = decide_sentences(texts, perplexities, max_sentence_perplexity=max_ppl)
         if content is not None or self.template_blocks:
             # block-level verdicts first: the site's template, then the labeller's boilerplate
@@ -260,21 +316,52 @@ class _Run:
             ]
         keeps = [decision[0] for decision in decisions]
         reasons = [decision[1] for decision in decisions]
-        columns = (texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)
+        columns = (
+            texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons, languages
+        )  # fmt: skip
         self.sentences = list(map(ScoredSentence, *columns))
         kept_by_block: dict[int, list[str]] = {}
         for text, b, keep in zip(texts, block_of, keeps, strict=True):
             if keep:
                 kept_by_block.setdefault(b, []).append(text)
-        self.block_texts = [" ".join(kept) for kept in kept_by_block.values()]
+        self.block_texts = list(map(join_sentences, kept_by_block.values()))
         self._lap("decide", t)
+
+    def _score_sentences(
+        self, texts: list[str], languages: list[str]
+    ) -> tuple[list[SentenceScore], set[int]]:
+        """Each sentence's score by the model of its language, and the positions of the
+        sentences whose language has no model (scored ``(0.0, tokens, 0)``)."""
+        models, default = self.models, self.model
+        routes = {
+            code: models.get(code, default if code == UNKNOWN else None) for code in set(languages)
+        }
+        if all(m is default for m in routes.values()):  # the common case: one model
+            return default.score_texts(texts), set()
+        scores: list[SentenceScore] = [None] * len(texts)  # type: ignore[list-item]
+        unscored: set[int] = set()
+        by_model: dict[LanguageModel | None, list[int]] = {}
+        for i, code in enumerate(languages):
+            by_model.setdefault(routes[code], []).append(i)
+        for model, indexes in by_model.items():
+            part = [texts[i] for i in indexes]
+            if model is None:
+                unscored.update(indexes)
+                found = [
+                    SentenceScore(0.0, len(n.split()), 0) for n in normalize_many(part)
+                ]  # fmt: skip
+            else:
+                found = model.score_texts(part)
+            for i, score in zip(indexes, found, strict=True):
+                scores[i] = score
+        return scores, unscored
 
     def result(self) -> CleanedDocument:
         total_lp = kept_lp = 0.0
         total_n = kept_n = 0
         dropped: Counter[str] = Counter()
         for s in self.sentences:
-            if s.n_tokens:
+            if s.perplexity is not None:
                 total_lp += s.log10_prob
                 total_n += s.n_tokens + 1
                 if s.keep:
@@ -293,11 +380,12 @@ class _Run:
             dropped=dict(dropped),
             n_blocks=self.n_blocks,
             encoding=self.encoding,
-            model_id=self.model.id,
+            model_id=self.models.get(self.language.code, self.model).id,
             seconds=self.seconds,
             error=self.error,
             error_detail=self.error_detail,
             block_kinds=self.block_kinds,
+            language=self.language,
         )
 
 

@@ -9,6 +9,7 @@ dots, so they are never split.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -110,3 +111,20 @@ def _is_abbreviation(text: str, start: int, dot: int) -> bool:
     if len(word) == 1 and word.isalpha():
         return True  # an initial: "J. R. R. Tolkien"
     return word in ABBREVIATIONS
+
+
+# A sentence that ends in a full-width stop (and closing bracket) was not followed by a space:
+# Chinese and Japanese write none between sentences.
+CJK_ENDS = frozenset("。！？」』）")
+
+
+def join_sentences(sentences: Sequence[str]) -> str:
+    """The kept sentences of a block as one text: joined by a space, except after a CJK full
+    stop, where the page had none."""
+    joined = " ".join(sentences)
+    if joined.isascii() or len(sentences) == 1:
+        return joined
+    parts = [sentences[0]]
+    for before, sentence in itertools.pairwise(sentences):
+        parts.append(sentence if before[-1] in CJK_ENDS else " " + sentence)
+    return "".join(parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -45,6 +46,10 @@ class CleanerSettings:
             ``max_sentence_perplexity``) or ``off``.
         labeller_path: a labeller model file (``train-labeller``) instead of the mode's
             bundled one.
+        models: language models by language, ``"de=/m/de.klm,fr=/m/fr.klm"`` (ISO 639-1
+            codes, as `language.identifier` names them). Each block is scored by the model of
+            its language; blocks of a language without one get no perplexity (see
+            `pipeline`). English is ``model_path``: an ``en=`` entry here sets it.
     """
 
     max_sentence_perplexity: float = MAX_SENTENCE_PERPLEXITY_DEFAULT
@@ -55,8 +60,16 @@ class CleanerSettings:
     mode: str = MODE_DEFAULT
     sentence_filter: str = "auto"
     labeller_path: str | None = None
+    models: str = ""
 
     def __post_init__(self) -> None:
+        english = self.model_paths().get("en")  # raises for a malformed models string
+        if english is not None:
+            if self.model_path is not None and self.model_path != english:
+                raise ValueError(
+                    f"two English models: model_path={self.model_path!r} and en={english!r}"
+                )
+            object.__setattr__(self, "model_path", english)
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {self.mode!r}")
         if self.sentence_filter not in SENTENCE_FILTERS:
@@ -72,6 +85,10 @@ class CleanerSettings:
         if self.time_budget_seconds < 0:
             raise ValueError("time_budget_seconds must not be negative")
 
+    def model_paths(self) -> dict[str, str]:
+        """``models`` as a dict, language -> path (without the English default)."""
+        return parse_models(self.models)
+
     def with_options(self, **changes: Any) -> CleanerSettings:
         """A copy with the given fields changed; ``None`` values are ignored."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -80,6 +97,37 @@ class CleanerSettings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> CleanerSettings:
         """Settings from ``STREAM_CLEANER_<FIELD>`` variables, defaults for the rest."""
         return cls(**values_from_env(cls, ENV_PREFIX, environ))
+
+
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")
+
+
+def parse_models(spec: str | Iterable[str]) -> dict[str, str]:
+    """Language models by language from ``"de=/a.klm,fr=/b.klm"`` (or from its parts).
+
+    Raises:
+        ValueError: an entry is not ``LANG=PATH`` with a two- or three-letter code, or names
+            a language twice.
+    """
+    entries = spec.split(",") if isinstance(spec, str) else list(spec)
+    models: dict[str, str] = {}
+    for raw in entries:
+        entry = raw.strip()
+        if not entry:
+            continue
+        code, sep, path = entry.partition("=")
+        code, path = code.strip().lower(), path.strip()
+        if not sep or not path or not _LANGUAGE_CODE.fullmatch(code):
+            raise ValueError(f"a language model is LANG=PATH (de=/m/de.klm), not {entry!r}")
+        if code in models:
+            raise ValueError(f"two models for the language {code!r}")
+        models[code] = path
+    return models
+
+
+def format_models(models: Mapping[str, str]) -> str:
+    """The ``models`` string of a dict, language -> path (`parse_models`'s inverse)."""
+    return ",".join(f"{code}={path}" for code, path in models.items())
 
 
 def values_from_env(

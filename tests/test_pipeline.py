@@ -82,7 +82,7 @@ def test_document_perplexity_comes_from_summed_log_probabilities():
 
 def test_every_stage_is_timed():
     doc = clean_document(ARTICLE, settings=LOOSE)
-    assert {"decode", "parse", "split", "score", "decide", "total"} <= set(doc.seconds)
+    assert {"decode", "parse", "language", "split", "score", "decide", "total"} <= set(doc.seconds)
     assert doc.seconds["total"] >= doc.seconds["parse"]
 
 
@@ -98,6 +98,7 @@ def test_record_serialises_every_sentence():
         "perplexity",
         "kept",
         "reason",
+        "language",
     }
     assert "sentences" not in clean_document(ARTICLE, settings=LOOSE).to_dict(sentences=False)
 

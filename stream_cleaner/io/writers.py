@@ -18,6 +18,7 @@ import orjson
 
 from stream_cleaner.document import CleanedDocument
 from stream_cleaner.io.readers import Source, safe_name
+from stream_cleaner.segment import CJK_ENDS
 
 __all__ = [
     "CleanEvalWriter",
@@ -150,7 +151,7 @@ def cleaneval_text(doc: CleanedDocument) -> str:
             lines.append(f"<{kind}>{sentence.text}")
             current = b
         else:
-            lines[-1] += f" {sentence.text}"
+            lines[-1] += sentence.text if lines[-1][-1] in CJK_ENDS else f" {sentence.text}"
     return "\n".join(lines)
 
 

@@ -99,6 +99,14 @@ def settle_gc() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
 
 
+def load_models_now(settings: CleanerSettings) -> LanguageModel:
+    """Every language's model (``settings.models``) loaded now, then the default one, which
+    is returned."""
+    for path in settings.model_paths().values():
+        load_model_now(path)
+    return load_model_now(settings.model_path)
+
+
 def clean_one(
     msg: InputMessage,
     *,
@@ -430,7 +438,7 @@ def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
         loop = asyncio.get_running_loop()
         if runtime.model is None:
             runtime.model = await loop.run_in_executor(
-                runtime.executor, load_model_now, settings.cleaner.model_path
+                runtime.executor, load_models_now, settings.cleaner
             )
             runtime.metrics.model_loaded.set(1)
             if runtime.settle_gc:

@@ -2,7 +2,8 @@
 
 Names start with ``stream_cleaner_``, use base units (seconds, bytes), counters end in
 ``_total``, latencies are histograms, and labels are bounded: dead-letter and drop reasons
-(closed sets) and stage names, never ids, URLs or hosts. Counters count processing, so an
+(closed sets), stage names and languages (`language.metric_label`: 26 codes, ``und`` and
+``other``), never ids, URLs or hosts. Counters count processing, so an
 input that is replayed after a crash is counted again: compare them with the output topics
 knowing that at-least-once delivery allows duplicates.
 """
@@ -22,6 +23,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+from ..language import METRIC_LANGUAGES, UNKNOWN, metric_label
+
 if TYPE_CHECKING:
     from ..sites import SiteTemplates
     from .records import InputMessage, Outcome
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
 PREFIX: Final = "stream_cleaner_"
 # The core's stages as `CleanedDocument.seconds` names them (label: corpus and article modes only),
 # plus the worker's own.
-CORE_STAGES: Final = ("decode", "parse", "split", "score", "label", "decide")
+CORE_STAGES: Final = ("decode", "parse", "language", "split", "score", "label", "decide")
 STAGE_PUBLISH: Final = "publish"
 # Perplexities of English sentences under a bigram model span 10 to 10^6.
 PERPLEXITY_BUCKETS: Final = (10, 30, 100, 300, 1000, 3000, 10_000, 30_000, 100_000, 1e6)
@@ -138,6 +141,13 @@ class WorkerMetrics:
         self.sentences_dropped = Counter(
             PREFIX + "sentences_dropped", "Sentences dropped, by reason.", ["reason"], registry=r
         )
+        self.documents_by_language = Counter(
+            PREFIX + "documents_by_language",
+            "Cleaned documents by the page's language: common languages by ISO 639-1 code, "
+            "'und' when undetermined, every other one as 'other' (a bounded label).",
+            ["language"],
+            registry=r,
+        )
         self.sentence_perplexity = BulkHistogram(
             PREFIX + "sentence_perplexity",
             "Perplexity of scored sentences (those with at least one token).",
@@ -216,6 +226,8 @@ class WorkerMetrics:
             self.sentences_dropped.labels(reason)
         for stage in (*CORE_STAGES, STAGE_PUBLISH):
             self.stage_seconds.labels(stage)
+        for language in (*sorted(METRIC_LANGUAGES), UNKNOWN, "other"):
+            self.documents_by_language.labels(language)
 
     def observe_received(self, msg: InputMessage) -> None:
         """Count one input message and its bytes."""
@@ -241,6 +253,7 @@ class WorkerMetrics:
             self.document_seconds.observe(total)
         if outcome.is_dead_letter:
             return
+        self.documents_by_language.labels(metric_label(doc.language.code)).inc()
         # one update per document and reason, not per sentence: pages have hundreds
         n_dropped = 0
         for reason, count in doc.dropped.items():

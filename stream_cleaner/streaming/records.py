@@ -582,6 +582,8 @@ def document_record(doc: CleanedDocument, *, model_id: str | None = None) -> Key
         "n_blocks": doc.n_blocks,
         "encoding": doc.encoding,
         "model_id": model_id or doc.model_id,
+        "language": doc.language.code,
+        "language_confidence": doc.language.confidence,
     }
     return _key(doc.id), orjson.dumps(value, option=_DUMPS_OPTIONS)
 
@@ -612,6 +614,7 @@ def sentence_values(doc: CleanedDocument) -> list[bytes]:
                 "document_id": doc_id,
                 "index": index,
                 "kept": s.keep,
+                "language": s.language,
                 "log10_prob": s.log10_prob,
                 "n_sentences": total,
                 "oov": s.n_oov,

@@ -199,6 +199,7 @@ def test_every_setting_reaches_the_worker() -> None:
             max_sentence_perplexity=1500.5,
             parser="html5lib",
             model_path="/srv/models/en.klm",
+            models="de=/srv/models/de.klm,zh=/srv/models/zh.klm",
             max_document_bytes=16777216,
             time_budget_seconds=2.5,
         ),

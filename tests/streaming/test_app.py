@@ -125,7 +125,7 @@ def test_metrics_count_an_outcome(tiny_model):
         partition=0,
         offset=1,
         key=b"doc-1",
-        value=b"<p>A river is a natural stream of water.</p><p>| |</p>",
+        value=b"<p>A river is a natural stream of water. It flows towards an ocean.</p><p>| |</p>",
     )
     outcome = clean_message(msg, worker_version="0", model=tiny_model)
     metrics.observe_received(msg)
@@ -138,6 +138,15 @@ def test_metrics_count_an_outcome(tiny_model):
     assert f"stream_cleaner_input_bytes_total {float(len(msg.key) + len(msg.value))}" in text
     kept = outcome.cleaned.n_kept
     assert f"stream_cleaner_sentences_kept_total {float(kept)}" in text
+    assert 'stream_cleaner_stage_duration_seconds_count{stage="language"} 1.0' in text
+    by_language = {
+        line.split('"')[1]: float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith("stream_cleaner_documents_by_language_total{")
+    }
+    assert by_language["en"] == 1.0 and by_language["other"] == 0.0
+    assert sum(by_language.values()) == 1.0
+    assert len(by_language) == 28  # bounded: 26 common languages, und and other
 
 
 def test_worker_command_options():

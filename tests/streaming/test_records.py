@@ -643,6 +643,26 @@ def test_document_and_sentence_records_directly(clean) -> None:
     assert value == orjson.dumps(orjson.loads(value), option=orjson.OPT_SORT_KEYS)
 
 
+def test_records_carry_the_languages(clean) -> None:
+    page = (
+        "<html><body><p>Die Stadtverwaltung hat am Dienstag einen neuen Haushalt für die "
+        "Bibliotheken beschlossen.</p><p>Москва является столицей Российской Федерации и "
+        "крупнейшим городом страны.</p></body></html>"
+    )
+    outcome = clean(message(page.encode("utf-8"), key=b"doc-de"))  # checked against the schemas
+    doc = document_value(outcome)
+    assert doc["language"] == "de" and 0.5 < doc["language_confidence"] <= 1
+    sentences = [orjson.loads(record.value) for record in outcome.sentences]
+    assert [s["language"] for s in sentences] == ["de", "ru"]
+    # no model for either: no perplexity, nothing dropped for it
+    assert [s["perplexity"] for s in sentences] == [None, None]
+    assert all(s["kept"] and s["tokens"] > 0 and s["log10_prob"] == 0 for s in sentences)
+    # records written before the language fields still validate: they are optional
+    for schema, value in ((DOCUMENT_SCHEMA, doc), (SENTENCE_SCHEMA, sentences[0])):
+        old = {k: v for k, v in value.items() if not k.startswith("language")}
+        schema.validate(old)
+
+
 # --- adapters and schemas -------------------------------------------------------------------
 
 

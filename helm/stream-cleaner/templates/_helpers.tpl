@@ -153,6 +153,14 @@ STREAM_CLEANER_MODEL_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mount
 {{- if .Values.model.labellerFile }}
 STREAM_CLEANER_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.labellerFile | quote }}
 {{- end }}
+{{- with .Values.model.languageFiles }}
+{{- $dir := trimSuffix "/" $.Values.model.mountPath }}
+{{- $entries := list }}
+{{- range $language, $file := . }}
+{{- $entries = append $entries (printf "%s=%s/%s" $language $dir $file) }}
+{{- end }}
+STREAM_CLEANER_MODELS: {{ join "," $entries | quote }}
+{{- end }}
 {{- end }}
 
 {{/*
