@@ -7,7 +7,12 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="$repo/.cache/prometheus"
-if [[ -x "$dest/bin/promtool" ]] && "$dest/bin/promtool" --version >/dev/null 2>&1; then
+if [[ -x "$dest/bin/promtool" && -x "$dest/bin/prometheus" ]] \
+    && "$dest/bin/promtool" --version >/dev/null 2>&1; then
+    exit 0
+fi
+if [[ -x "$dest/root/usr/bin/prometheus" ]]; then  # unpacked before the server was linked
+    ln -sf ../root/usr/bin/prometheus "$dest/bin/prometheus"
     exit 0
 fi
 
@@ -26,4 +31,5 @@ rm -rf "$dest"
 mkdir -p "$dest/bin"
 dpkg -x "$work"/prometheus_*.deb "$dest/root"
 ln -s ../root/usr/bin/promtool "$dest/bin/promtool"
+ln -s ../root/usr/bin/prometheus "$dest/bin/prometheus"  # the tests run it on 127.0.0.1 only
 echo "promtool: $("$dest/bin/promtool" --version 2>&1 | head -1)"

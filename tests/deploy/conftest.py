@@ -25,6 +25,7 @@ RELEASE = "stream-cleaner"
 NAMESPACE = "crawl"
 KUBERNETES_VERSION = "1.30.0"
 PROMTOOL = REPO / ".cache" / "prometheus" / "bin" / "promtool"
+PROMETHEUS = REPO / ".cache" / "prometheus" / "bin" / "prometheus"
 
 
 def missing(message: str) -> None:
@@ -56,6 +57,13 @@ def need_promtool() -> str:
     if not os.access(PROMTOOL, os.X_OK):
         missing(f"{PROMTOOL} not installed: run bash scripts/install-prometheus.sh")
     return str(PROMTOOL)
+
+
+def need_prometheus() -> str:
+    """The Prometheus server binary (unpacked from Debian's package, never run as a service)."""
+    if not os.access(PROMETHEUS, os.X_OK):
+        missing(f"{PROMETHEUS} not installed: run bash scripts/install-prometheus.sh")
+    return str(PROMETHEUS)
 
 
 def load_values(path: Path) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from .conftest import (
     container_env,
     load_values,
     need_module,
+    need_prometheus,
     need_promtool,
     objects,
     only,
@@ -188,6 +189,63 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> 
 # --- a real worker, started with the chart's settings ---------------------------------------
 
 
+def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> None:
+    """Prometheus 2.42 on 127.0.0.1, scraping the worker every second as job "stream-cleaner"
+    (the job the rules select) with deploy/prometheus/alerts.yaml loaded: the target is up, a
+    query over the scraped series gives the worker's count, and every rule evaluates."""
+    binary = need_prometheus()
+    port = _free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"rule_files: [{REPO / 'deploy' / 'prometheus' / 'alerts.yaml'}]\n"
+        "scrape_configs:\n"
+        "- job_name: stream-cleaner\n"
+        f"  static_configs: [{{targets: ['127.0.0.1:{worker_port}']}}]\n"
+    )
+    log = tmp_path / "prometheus.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path,
+        )  # fmt: skip
+    api = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        deadline = time.monotonic() + WORKER_SECONDS
+        cleaned_seen, rules = None, []
+        while time.monotonic() < deadline:
+            assert server.poll() is None, _tail(log)
+            try:
+                query = "sum(stream_cleaner_documents_cleaned_total{job='stream-cleaner'})"
+                status, body = _get(f"{api}/query?query=" + urllib.request.quote(query))
+                result = json.loads(body)["data"]["result"] if status == 200 else []
+                cleaned_seen = float(result[0]["value"][1]) if result else None
+                status, body = _get(f"{api}/rules")
+                groups = json.loads(body)["data"]["groups"] if status == 200 else []
+                rules = [rule for group in groups for rule in group["rules"]]
+            except OSError:
+                pass
+            evaluated = rules and all(r.get("lastEvaluation", "").startswith("20") for r in rules)
+            if cleaned_seen == cleaned and evaluated:
+                break
+            time.sleep(0.5)
+        assert cleaned_seen == cleaned, _tail(log)
+        assert len(rules) >= 4
+        assert all(rule["health"] == "ok" for rule in rules), [
+            (rule["name"], rule.get("lastError")) for rule in rules
+        ]
+        status, body = _get(f"{api}/query?query=up%7Bjob%3D%22stream-cleaner%22%7D")
+        assert json.loads(body)["data"]["result"][0]["value"][1] == "1"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -322,6 +380,9 @@ def test_chart_job_and_worker_on_a_real_broker(broker: str, tmp_path: Path) -> N
             text = _get(f"{base}/metrics")[1].decode()
         assert missing == set()
         assert _metric(text, "process_resident_memory_bytes") > 0
+
+        # a real Prometheus scrapes the worker and evaluates the alert rules
+        _check_with_prometheus(tmp_path, values["worker"]["webPort"], len(pages) - 1)
 
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0, _tail(log)
