@@ -43,7 +43,15 @@ def _sdist(package: str, version: str) -> Path:
             check=True,
         )  # fmt: skip
     with tarfile.open(archive) as tar:
-        tar.extractall(SOURCES, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4+; Debian 12's 3.11.2 lacks it
+            tar.extractall(SOURCES, filter="data")
+        else:
+            for member in tar.getmembers():  # what the data filter refuses, by hand
+                if member.name.startswith("/") or ".." in Path(member.name).parts:
+                    raise ValueError(f"unsafe path in {archive.name}: {member.name}")
+                if not (member.isfile() or member.isdir()):
+                    raise ValueError(f"unexpected member in {archive.name}: {member.name}")
+            tar.extractall(SOURCES)  # every member checked above
     return unpacked
 
 
