@@ -162,7 +162,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "each block content or boilerplate by aligning its words with the gold text, fit a "
         "gradient-boosted tree ensemble (needs the 'train' extra: lightgbm) and write it as "
         "JSON with a .meta.json sidecar of what it was trained on. A page set is a directory "
-        "with html/NAME.html and gold/NAME.txt (CleanEval's layout).",
+        "with html/NAME.html and gold/NAME.txt (CleanEval's layout), or a folder of the web "
+        "demo's annotation files (*.json), whose pages are read from --pages-dir.",
     )
     p.add_argument(
         "pagesets",
@@ -172,6 +173,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "split (as for Dragnet)",
     )
     p.add_argument("--mode", choices=("corpus", "article"), required=True)
+    p.add_argument(
+        "--pages-dir",
+        help="where the pages of annotation folders are (their 'source' is relative to it; "
+        "default: the annotation folder itself)",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -800,6 +806,8 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         directory, _, split = spec.rpartition(":")
         if split == "train" and directory:
             sources.append((directory, "train"))
+        elif not Path(spec, "html").is_dir() and any(Path(spec).glob("*.json")):
+            sources.append((spec, "annotations"))  # the annotation view's files
         else:
             sources.append((spec, None))
 
@@ -817,6 +825,7 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         folds=args.folds,
         max_sentence_perplexity=args.max_sentence_perplexity,
         progress=progress if args.verbose else None,
+        pages_dir=args.pages_dir,
     )
     cv = meta["cv_macro_f1"]
     print(

@@ -266,6 +266,58 @@ def load_training_pages(
     return pages
 
 
+# the annotation files' kinds as the gold markers name them
+_ANNOTATION_KINDS = {"paragraph": BlockKind.PARAGRAPH, "heading": BlockKind.HEADING,
+                     "list": BlockKind.LIST}  # fmt: skip
+
+
+def load_annotated_pages(
+    directory: str | Path,
+    *,
+    pages_dir: str | Path,
+    model: LanguageModel | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[TrainingPage]:
+    """Pages labelled block by block in the web demo's annotation view (`annotations`).
+
+    Each annotation's page is ``pages_dir/source``; it must be the file that was labelled
+    (same SHA-256), and parsing it again must give the labelled blocks. A block labelled
+    content counts as fully aligned, a boilerplate one as not at all; content blocks keep the
+    kind (paragraph, heading, list) the annotator gave them.
+
+    Raises:
+        ValueError: a page is missing, changed since it was labelled, or parses differently.
+    """
+    from .annotations import CONTENT, html_sha256, read_annotations
+
+    model = model or load_model()
+    pages = []
+    for annotation in read_annotations(directory):
+        path = Path(pages_dir) / annotation.source
+        try:
+            body = path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"the labelled page {path} cannot be read: {exc}") from None
+        if html_sha256(body) != annotation.html_sha256:
+            raise ValueError(f"{path} changed since it was labelled (SHA-256 differs)")
+        page = prepare_page(annotation.source, body, "", model=model, parser=annotation.parser)
+        if [b.text for b in page.blocks] != [b.text for b in annotation.blocks]:
+            raise ValueError(f"{path} no longer parses into the blocks that were labelled")
+        content = [b.label == CONTENT for b in annotation.blocks]
+        page.aligned_share = np.asarray(content, dtype=np.float64)
+        page.gold_kinds = [
+            _ANNOTATION_KINDS[b.kind] if keep else None
+            for b, keep in zip(annotation.blocks, content, strict=True)
+        ]
+        page.gold = "\n".join(b.text for b, keep in zip(page.blocks, content, strict=True) if keep)
+        pages.append(page)
+        if progress:
+            progress(len(pages))
+    if not pages:
+        raise ValueError(f"no annotation files in {directory}")
+    return pages
+
+
 def stack(pages: Iterable[TrainingPage]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features, labels and sample weights of many pages, one row per block."""
     pages = list(pages)
@@ -435,12 +487,15 @@ def train_labeller(
     folds: int = 5,
     max_sentence_perplexity: float | None = None,
     progress: Callable[[str, int], None] | None = None,
+    pages_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Train a labeller on page set directories and write it with its sidecar.
 
     Args:
-        sources: ``(directory, split)`` pairs; ``split`` is ``None`` for the whole set or
-            ``"train"`` for the Dragnet-style hash split's training side.
+        sources: ``(directory, split)`` pairs; ``split`` is ``None`` for the whole set,
+            ``"train"`` for the Dragnet-style hash split's training side, or
+            ``"annotations"`` for a folder of the annotation view's files
+            (`load_annotated_pages`).
         mode: the mode the labeller serves (``corpus`` or ``article``), recorded in the file.
         output: the model file (JSON); ``<output>.meta.json`` gets what it was trained on.
         num_trees: boosting rounds (default: `NUM_TREES` of the mode).
@@ -449,6 +504,7 @@ def train_labeller(
         max_sentence_perplexity: the sentence filter applied inside kept blocks when the
             threshold is chosen (``None``: no sentence filter).
         progress: called with (directory, pages read so far).
+        pages_dir: where the annotated pages' files are (default: the annotation folder).
 
     Returns:
         The sidecar: sources, page and block counts, threshold and its cross-validated F1.
@@ -458,12 +514,13 @@ def train_labeller(
     params = MODE_PARAMS.get(mode, {})
     pages: list[TrainingPage] = []
     for directory, split in sources:
-        pages += load_training_pages(
-            directory,
-            split=split,
-            model=model,
-            progress=(lambda n, d=directory: progress(d, n)) if progress else None,
-        )
+        report = (lambda n, d=directory: progress(d, n)) if progress else None
+        if split == "annotations":
+            pages += load_annotated_pages(
+                directory, pages_dir=pages_dir or directory, model=model, progress=report
+            )
+        else:
+            pages += load_training_pages(directory, split=split, model=model, progress=report)
     threshold, cv_f1 = 0.0, None
     if folds > 1 and len(pages) >= folds:
         scores = cross_validate(pages, folds=folds, num_trees=num_trees, params=params)
@@ -474,7 +531,8 @@ def train_labeller(
     kind_booster = fit_kinds(pages)
     meta = {
         "mode": mode,
-        "trained_on": [{"directory": str(d), "split": s} for d, s in sources],
+        "trained_on": [{"directory": str(d), "split": s} for d, s in sources]
+        + ([{"pages_dir": str(pages_dir)}] if pages_dir else []),
         "pages": len(pages),
         "blocks": int(sum(len(p.blocks) for p in pages)),
         "content_blocks": int(sum(int(p.labels.sum()) for p in pages)),

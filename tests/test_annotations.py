@@ -98,3 +98,24 @@ def test_predict_page_labels_blocks_from_the_cleaners_decisions(default_model):
             "paragraph",
         ),
     ]
+
+
+def test_training_reads_annotations_and_refuses_a_changed_page(default_model, tmp_path):
+    from stream_cleaner.training import load_annotated_pages
+
+    (tmp_path / "p.html").write_bytes(PAGE)
+    page = predict_page(PAGE, "p.html", model=default_model)
+    blocks = [
+        {**b.to_dict(), "label": "content" if i == 0 else "boilerplate"}
+        for i, b in enumerate(page.blocks)
+    ]
+    flipped = PageAnnotation.from_dict({**page.to_dict(), "blocks": blocks})
+    write_annotation(tmp_path / "labels", flipped)
+    (loaded,) = load_annotated_pages(tmp_path / "labels", pages_dir=tmp_path, model=default_model)
+    assert loaded.labels.tolist() == [True] + [False] * (len(page.blocks) - 1)
+    assert loaded.gold == page.blocks[0].text
+    (tmp_path / "p.html").write_bytes(PAGE + b"<p>an edit</p>")
+    with pytest.raises(ValueError, match="changed since it was labelled"):
+        load_annotated_pages(tmp_path / "labels", pages_dir=tmp_path, model=default_model)
+    with pytest.raises(ValueError, match="no annotation files"):
+        load_annotated_pages(tmp_path, pages_dir=tmp_path, model=default_model)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,8 +171,8 @@ def contrast(a: str, b: str) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-def test_annotation_view_labels_blocks_with_the_keyboard_and_saves(page, server, folders):
-    _, labels = folders
+def test_annotation_view_labels_blocks_with_the_keyboard_and_saves(page, server, folders, tmp_path):
+    pages, labels = folders
     page.goto(server + "/demo#annotate")
     page.get_by_label("or open a page of the server's folder").select_option("news.html")
     page.get_by_role("button", name="Load", exact=True).click()
@@ -205,6 +207,20 @@ def test_annotation_view_labels_blocks_with_the_keyboard_and_saves(page, server,
     assert got[1] == ("boilerplate", "heading")
     assert got[2:] == predicted[2:]
     assert saved.source == "news.html"
+
+    # train on it: train-labeller reads the folder of saved labels and the page they label
+    model_file = tmp_path / "labeller.json"
+    trained = subprocess.run(
+        [sys.executable, "-m", "stream_cleaner", "train-labeller", str(labels), "--pages-dir",
+         str(pages), "--mode", "corpus", "--folds", "0", "--trees", "5", "-o", str(model_file)],
+        capture_output=True, text=True, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert trained.returncode == 0, trained.stderr
+    meta = json.loads(Path(f"{model_file}.meta.json").read_text())
+    assert (meta["pages"], meta["blocks"]) == (1, len(saved.blocks))
+    assert meta["content_blocks"] == sum(b.label == "content" for b in saved.blocks)
+    assert meta["trained_on"][0]["split"] == "annotations"
+    assert read_annotation(path) == saved  # training read the labels and left them unchanged
 
     # the mouse works too, and a reload shows the saved labels
     page.reload()
