@@ -28,15 +28,12 @@ import numpy as np
 
 from .decode import decode_body
 from .document import Block
-from .evaluate import align_words, dragnet_split, gold_words
+from .evaluate import align_words, dragnet_split, gold_words, read_gold, unwrap_cleaneval
 from .labeller import FEATURE_NAMES, LABELLER_FORMAT, BlockKind, block_features
 from .lm import LanguageModel, load_model, normalize_many
 from .parse import parse_blocks
 from .segment import split_sentences
 
-_CLEANEVAL_HEADER = re.compile(rb"\A\s*<text\b[^>]*>\r?\n?")
-_CLEANEVAL_FOOTER = re.compile(rb"</text>\s*\Z")
-_GOLD_URL_LINE = re.compile(r"\A\ufeff?\s*URL:[^\n]*\n")
 _GOLD_MARKER = re.compile(r"^\s*<([phl])>", re.IGNORECASE)
 
 # LightGBM parameters, chosen by page-grouped cross-validation on CleanEval dev and the Dragnet
@@ -113,30 +110,6 @@ _LETTER = re.compile(r"[^\W\d_]")
 
 def _has_letter(text: str) -> bool:
     return _LETTER.search(text) is not None
-
-
-def read_gold(path: Path) -> str:
-    """A gold file of unknown encoding, line ends normalised, its ``URL:`` line removed."""
-    data = path.read_bytes()
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        text = data.decode("utf-16")
-    else:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            text = data.decode("cp1252", errors="replace")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _GOLD_URL_LINE.sub("", text, count=1)
-
-
-def unwrap_cleaneval(data: bytes) -> bytes:
-    """The page inside CleanEval's ``<text id=.. title=.. encoding=..>`` wrapper."""
-    header = _CLEANEVAL_HEADER.match(data)
-    if header is None:
-        return data
-    body = data[header.end() :]
-    footer = _CLEANEVAL_FOOTER.search(body)
-    return body[: footer.start()] if footer else body
 
 
 def page_files(directory: str | Path, *, split: str | None = None) -> list[tuple[Path, Path]]:
@@ -259,8 +232,9 @@ def load_training_pages(
     model = model or load_model()
     pages = []
     for html, gold in page_files(directory, split=split):
-        body = unwrap_cleaneval(html.read_bytes())
-        pages.append(prepare_page(html.stem, body, read_gold(gold), model=model, parser=parser))
+        _, body = unwrap_cleaneval(html.read_bytes())
+        gold_text = read_gold(gold) or ""
+        pages.append(prepare_page(html.stem, body, gold_text, model=model, parser=parser))
         if progress:
             progress(len(pages))
     return pages
