@@ -20,6 +20,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -39,6 +40,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--min-site-pages", type=int, default=8)
     parser.add_argument("--modes", help="comma-separated modes (default: every mode there is)")
+    parser.add_argument(
+        "--labeller",
+        action="append",
+        default=[],
+        metavar="MODE=FILE",
+        help="a labeller file for a mode instead of the shipped one (repeatable)",
+    )
+    parser.add_argument(
+        "--rule-with-labeller",
+        action="store_true",
+        help="apply the direct rule also where the labeller reads site evidence",
+    )
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
@@ -68,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     model = load_model()
     rows = []
     for mode in modes:
-        options = {"mode": mode} if hasattr(CleanerSettings(), "mode") else {}
-        settings = CleanerSettings(**options)
-        sites = SiteTemplates(SiteSettings(window_pages=1_000_000, max_sites=1_000_000))
+        labellers = dict(spec.split("=", 1) for spec in args.labeller)
+        settings = CleanerSettings(mode=mode, labeller_path=labellers.get(mode))
+        site_settings = SiteSettings(rule_with_labeller=args.rule_with_labeller)
+        sites = SiteTemplates(replace(site_settings, window_pages=1_000_000, max_sites=1_000_000))
         for page in all_pages:
             observe_site(RawDocument(body=page.raw, id=page.name), sites, settings=settings)
         for label, with_sites in (("without site evidence", None), ("with site evidence", sites)):
@@ -91,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         raws = [RawDocument(body=page.raw, url=urls[page.name]) for page in all_pages]
         best = {"without": float("inf"), "with": float("inf")}
         for _ in range(3):
-            for label, stream_sites in (("without", None), ("with", SiteTemplates())):
+            for label, stream_sites in (("without", None), ("with", SiteTemplates(site_settings))):
                 started = time.perf_counter()
                 for raw in raws:
                     clean_document(raw, settings=settings, model=model, sites=stream_sites)

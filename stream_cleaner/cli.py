@@ -196,6 +196,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         dest="max_sentence_perplexity",
         help="sentence filter inside kept blocks that the model records (default: none)",
     )
+    p.add_argument(
+        "--site-features",
+        action="store_true",
+        help="also learn from site evidence: how many of the other training pages of a "
+        "page's site (the site it declares) carry each block; the labeller then reads it "
+        "wherever the cleaner keeps site statistics (clean --site-aware, the worker's site "
+        "templates)",
+    )
     _add_model_option(p)
 
     p = commands.add_parser(
@@ -826,6 +834,7 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         max_sentence_perplexity=args.max_sentence_perplexity,
         progress=progress if args.verbose else None,
         pages_dir=args.pages_dir,
+        site_features=args.site_features,
     )
     cv = meta["cv_macro_f1"]
     print(
@@ -996,6 +1005,10 @@ def _cmd_topics(args: argparse.Namespace) -> int:
                 max_message_bytes=specs[0].max_message_bytes,
             ),
         )
+        if names.get("rekey", WorkerSettings().rekey) != "off":
+            # re-keyed input: partitioned as the input, so a site's partition is one number
+            site_topic = names.get("site_topic") or WorkerSettings().site_topic
+            specs += (replace(specs[0], name=site_topic),)
     aiokafka_log = logging.getLogger("aiokafka")
     level = aiokafka_log.level
     if not args.verbose:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ._native import native_module
 from .document import Block
+from .sites import PageEvidence
 
 MODELS_DIR = Path(__file__).parent / "models"
 LABELLER_FORMAT = 1
@@ -168,6 +169,17 @@ _CONTEXT_FEATURES = (
 _OFFSETS = (-2, -1, 1, 2)
 FEATURE_NAMES: tuple[str, ...] = tuple(
     _OWN_FEATURES + [f"{name}@{offset:+d}" for offset in _OFFSETS for name in _CONTEXT_FEATURES]
+)
+# Site-level template evidence (Yi & Liu; `sites.BlockEvidence`), appended for labellers trained
+# with it (``site_features`` in their file): the share of the site's other pages that carry the
+# block, its tag path's text entropy over them, how many pages that is, and the neighbours'
+# shares. A page with no site evidence reads share 0, entropy 1, no pages.
+SITE_FEATURE_NAMES: tuple[str, ...] = (
+    "site_share",
+    "site_path_entropy",
+    "site_log_pages",
+    "site_share@-1",
+    "site_share@+1",
 )
 _INDEX = {name: i for i, name in enumerate(_OWN_FEATURES)}
 _CONTEXT_INDEX = np.array([_INDEX[name] for name in _CONTEXT_FEATURES])
@@ -442,6 +454,23 @@ def _window_mean(values: np.ndarray, weights: np.ndarray, radius: int) -> np.nda
     return (cw[hi] - cw[lo]) / np.maximum(cs[hi] - cs[lo], 1.0)
 
 
+def site_features(evidence: PageEvidence | None, n: int) -> np.ndarray:
+    """The `SITE_FEATURE_NAMES` columns of a page of ``n`` blocks (``None``: no evidence)."""
+    out = np.zeros((n, len(SITE_FEATURE_NAMES)))
+    if n == 0:
+        return out
+    if evidence is None:
+        out[:, 1] = 1.0
+        return out
+    share = np.asarray(evidence.share, dtype=np.float64)
+    out[:, 0] = share
+    out[:, 1] = evidence.path_entropy
+    out[:, 2] = math.log1p(evidence.site_pages)
+    out[1:, 3] = share[:-1]
+    out[:-1, 4] = share[1:]
+    return out
+
+
 def block_kinds(blocks: Sequence[Block]) -> list[str]:
     """CleanEval's paragraph/heading/list kind of each block, from its markup."""
     kinds = []
@@ -525,7 +554,9 @@ class BlockLabeller:
     def __init__(self, spec: dict[str, Any]) -> None:
         if spec.get("format") != LABELLER_FORMAT:
             raise ValueError(f"unsupported labeller format {spec.get('format')!r}")
-        if tuple(spec["features"]) != FEATURE_NAMES:
+        # whether it reads site evidence (`SITE_FEATURE_NAMES` after `FEATURE_NAMES`)
+        self.site_features = bool(spec.get("site_features", False))
+        if tuple(spec["features"]) != feature_names(site_features=self.site_features):
             raise ValueError("the labeller was trained on other features; retrain it")
         self.mode = spec.get("mode", "")
         self.threshold = float(spec["threshold"])
@@ -563,6 +594,12 @@ class BlockLabeller:
         return [classes[i] for i in best.tolist()]
 
 
+def feature_names(*, site_features: bool = False) -> tuple[str, ...]:
+    """The columns a labeller reads: `FEATURE_NAMES`, then `SITE_FEATURE_NAMES` if it uses
+    site evidence."""
+    return FEATURE_NAMES + SITE_FEATURE_NAMES if site_features else FEATURE_NAMES
+
+
 _labellers: dict[str, BlockLabeller] = {}
 _labellers_lock = threading.Lock()
 
@@ -570,6 +607,20 @@ _labellers_lock = threading.Lock()
 def labeller_path(mode: str) -> Path:
     """The shipped model file of a mode."""
     return MODELS_DIR / f"labeller-{mode}.json"
+
+
+def site_labeller_path(
+    mode: str, *, labeller_path: str | None = None, site_labeller_path: str | None = None
+) -> str | None:
+    """The labeller file for pages with site evidence: ``site_labeller_path`` if given, else
+    the mode's bundled ``labeller-MODE-sites.json`` unless ``labeller_path`` replaces the
+    bundled labeller (then that one serves every page); ``None`` when there is none."""
+    if site_labeller_path:
+        return site_labeller_path
+    if labeller_path or mode == "perplexity":
+        return None
+    bundled = MODELS_DIR / f"labeller-{mode}-sites.json"
+    return str(bundled) if bundled.is_file() else None
 
 
 def load_labeller(mode: str, path: str | Path | None = None) -> BlockLabeller:
@@ -592,6 +643,7 @@ def label_blocks(
     *,
     mode: str,
     labeller_path: str | None = None,
+    site_evidence: PageEvidence | None = None,
 ) -> tuple[list[bool], list[str], BlockLabeller]:
     """Keep (content) or drop (boilerplate) each block of a page, and name the kind of the
     kept ones.
@@ -601,6 +653,8 @@ def label_blocks(
         scores: each sentence's ``(log10_prob, n_tokens, n_oov)`` (`lm.SentenceScore`).
         mode: the settings' mode, which names the bundled labeller.
         labeller_path: a labeller file to use instead.
+        site_evidence: what the site's other pages say of each block (`sites.SiteTemplates.assess`);
+            read only by a labeller trained with site features.
 
     Returns:
         Per block whether it is content; per block its kind, from the labeller's kind model
@@ -614,6 +668,8 @@ def label_blocks(
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
+    if labeller.site_features:
+        features = np.hstack((features, site_features(site_evidence, len(blocks))))
     keep = labeller.predict(features)
     kinds = block_kinds(blocks)
     if labeller.kind_trees is not None and keep.any():

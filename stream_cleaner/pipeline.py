@@ -16,6 +16,7 @@ features, its perplexity features set to neutral values (`labeller.UNSCORED_LOG_
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import Counter
@@ -24,13 +25,19 @@ from collections.abc import Iterable, Iterator
 from .decide import DropReason, ErrorReason, decide_sentences
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
-from .labeller import block_kinds, label_blocks, load_labeller, unscored_score
+from .labeller import (
+    block_kinds,
+    label_blocks,
+    load_labeller,
+    site_labeller_path,
+    unscored_score,
+)
 from .language import UNDETERMINED, UNKNOWN, identifier
 from .lm import LanguageModel, SentenceScore, load_model, normalize_many, perplexity
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
 from .segment import join_sentences, split_blocks
 from .settings import CleanerSettings
-from .sites import SiteTemplates, find_page_url, site_of
+from .sites import PageEvidence, SiteTemplates, find_page_url, site_of
 
 _DEFAULT_SETTINGS = CleanerSettings()
 
@@ -176,6 +183,24 @@ class PerplexityProcessor:
         return clean_document(text, settings=self.settings, model=self.model).text
 
 
+@functools.lru_cache(maxsize=64)
+def _site_labeller(settings: CleanerSettings) -> str | None:
+    """The labeller file that reads site evidence under ``settings``, if any: the site
+    labeller (`labeller.site_labeller_path`), or ``labeller_path`` when it was trained with
+    site features."""
+    if settings.mode == "perplexity":
+        return None
+    path = site_labeller_path(
+        settings.mode,
+        labeller_path=settings.labeller_path,
+        site_labeller_path=settings.site_labeller_path,
+    )
+    labeller = settings.labeller_path
+    if path is None and labeller and load_labeller(settings.mode, labeller).site_features:
+        path = labeller
+    return path
+
+
 class _Run:
     """The state of one document's trip through the pipeline."""
 
@@ -204,6 +229,8 @@ class _Run:
         self.sites: SiteTemplates | None = None
         self.learn_site = True
         self.template_blocks: frozenset[int] = frozenset()
+        self.site_evidence: PageEvidence | None = None
+        self.labeller_path = settings.labeller_path  # the labeller that decides this page
         self.block_kinds: tuple[str, ...] = ()
 
     def _lap(self, stage: str, since: float) -> float:
@@ -254,9 +281,20 @@ class _Run:
         t = time.perf_counter()
         site = site_of(self.raw.url or find_page_url(text), key=sites.settings.site_key)
         if site:
-            flags = sites.template_blocks(site, blocks, learn=self.learn_site)
+            settings = self.settings
+            labeller = _site_labeller(settings)
+            flags, evidence = sites.assess(
+                site, blocks, learn=self.learn_site, evidence=labeller is not None
+            )
+            # the site labeller decides once the site has enough other pages to read
+            if evidence is not None and evidence.site_pages >= sites.settings.min_pages:
+                self.site_evidence, self.labeller_path = evidence, labeller
+                if not sites.settings.rule_with_labeller:
+                    flags = []
+            elif labeller is not None and labeller == settings.labeller_path:
+                self.site_evidence = evidence  # a labeller with site features decides anyway
             self.template_blocks = frozenset(
-                block.index for block, flag in zip(blocks, flags, strict=True) if flag
+                block.index for block, flag in zip(blocks, flags, strict=False) if flag
             )
         self._lap("site", t)
 
@@ -289,7 +327,7 @@ class _Run:
                 ]
             content, kinds, labeller = label_blocks(
                 blocks, texts, block_of, features_scores, mode=settings.mode,
-                labeller_path=settings.labeller_path,
+                labeller_path=self.labeller_path, site_evidence=self.site_evidence,
             )  # fmt: skip
             max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
             self.block_kinds = tuple(kinds)

@@ -46,6 +46,10 @@ class CleanerSettings:
             ``max_sentence_perplexity``) or ``off``.
         labeller_path: a labeller model file (``train-labeller``) instead of the mode's
             bundled one.
+        site_labeller_path: the labeller for pages whose site has enough pages of evidence
+            (``train-labeller --site-features``; see `pipeline`); by default the mode's
+            bundled ``labeller-MODE-sites.json`` where there is one and ``labeller_path`` is
+            not set.
         models: language models by language, ``"de=/m/de.klm,fr=/m/fr.klm"`` (ISO 639-1
             codes, as `language.identifier` names them). Each block is scored by the model of
             its language; blocks of a language without one get no perplexity (see
@@ -60,6 +64,7 @@ class CleanerSettings:
     mode: str = MODE_DEFAULT
     sentence_filter: str = "auto"
     labeller_path: str | None = None
+    site_labeller_path: str | None = None
     models: str = ""
 
     def __post_init__(self) -> None:

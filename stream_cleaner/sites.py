@@ -28,7 +28,8 @@ import re
 import zlib
 from array import array
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -53,8 +54,10 @@ class SiteSettings:
         min_share: a block seen on at least this fraction of the remembered pages is template.
         max_sites: sites tracked at once; the least recently seen is forgotten first.
         max_blocks_per_page: signatures kept per page (the first ones in reading order).
-        path_entropy: also keep what `SiteStats.path_entropy` needs (for the block labeller's
-            features; the direct rule does without).
+        path_entropy: also keep what `SiteStats.path_entropy` needs (a feature of the
+            labellers trained with site evidence; the direct rule does without).
+        rule_with_labeller: apply the direct rule also where a labeller that reads site
+            evidence decides (by default it weighs the evidence itself).
     """
 
     site_key: str = "host"
@@ -63,7 +66,8 @@ class SiteSettings:
     min_share: float = 0.5
     max_sites: int = 10_000
     max_blocks_per_page: int = 400
-    path_entropy: bool = False
+    path_entropy: bool = True
+    rule_with_labeller: bool = False
 
     def __post_init__(self) -> None:
         if self.site_key not in SITE_KEYS:
@@ -177,6 +181,20 @@ class BlockEvidence:
     site_pages: int  # how many pages of the site are remembered
 
 
+@dataclass(frozen=True, slots=True)
+class PageEvidence:
+    """`BlockEvidence` of every block of a page, as columns (what the labeller reads)."""
+
+    share: list[float]
+    path_entropy: list[float]
+    site_pages: int
+
+    @classmethod
+    def none(cls, n_blocks: int) -> PageEvidence:
+        """The evidence of a page of a site never seen."""
+        return cls([0.0] * n_blocks, [1.0] * n_blocks, 0)
+
+
 class SiteStats:
     """One site's last ``window`` pages: a ring of signature sets and their counts.
 
@@ -187,7 +205,9 @@ class SiteStats:
     default.
     """
 
-    __slots__ = ("_counts", "_path_texts", "_path_totals", "entropy", "pages", "window")
+    __slots__ = (
+        "_counts", "_n_discounted", "_path_texts", "_path_totals", "entropy", "pages", "window"
+    )  # fmt: skip
 
     def __init__(self, window: int, *, entropy: bool = False) -> None:
         self.window = window
@@ -196,9 +216,10 @@ class SiteStats:
         self._counts: dict[int, int] = {}
         self._path_texts: dict[int, dict[int, int]] = {}
         self._path_totals: dict[int, list[float]] = {}  # path -> [T, S]
+        self._n_discounted = 0  # pages taken out of the counts for a while (`evidence_of_others`)
 
     def __len__(self) -> int:
-        return len(self.pages)
+        return len(self.pages) - self._n_discounted
 
     @property
     def n_signatures(self) -> int:
@@ -212,52 +233,92 @@ class SiteStats:
         """Remember one page (each signature counts once per page); forget the oldest."""
         page = tuple(dict.fromkeys(signatures))
         self.pages.append(page)
-        counts = self._counts
-        for signature in page:
-            counts[signature] = counts.get(signature, 0) + 1
-        if self.entropy:
-            for signature in page:
-                self._change_text(signature >> 32, signature & 0xFFFFFFFF, +1)
+        self._count(page, +1)
         while len(self.pages) > self.window:
-            self._forget(self.pages.popleft())
+            self._count(self.pages.popleft(), -1)
 
-    def _forget(self, page: tuple[int, ...]) -> None:
+    def _count(self, page: tuple[int, ...], step: int) -> None:
+        """Add (``step`` 1) or take away (-1) a page's signatures from the counts."""
         counts = self._counts
         for signature in page:
-            left = counts[signature] - 1
+            left = counts.get(signature, 0) + step
             if left:
                 counts[signature] = left
             else:
                 del counts[signature]
-        if self.entropy:
-            for signature in page:
-                self._change_text(signature >> 32, signature & 0xFFFFFFFF, -1)
-
-    def _change_text(self, path: int, text: int, step: int) -> None:
-        texts = self._path_texts.setdefault(path, {})
-        before = texts.get(text, 0)
-        after = before + step
-        if after:
-            texts[text] = after
-        else:
-            del texts[text]
-        totals = self._path_totals.setdefault(path, [0.0, 0.0])
-        totals[0] += step
-        totals[1] += _c_log_c(after) - _c_log_c(before)
-        if not texts:
-            del self._path_texts[path], self._path_totals[path]
+        if not self.entropy:
+            return
+        path_texts, path_totals = self._path_texts, self._path_totals
+        for signature in page:  # `_change_text`, inlined: it runs for every block
+            path = signature >> 32
+            text = signature & 0xFFFFFFFF
+            texts = path_texts.get(path)
+            if texts is None:
+                texts = path_texts[path] = {}
+                totals = path_totals[path] = [0.0, 0.0]
+            else:
+                totals = path_totals[path]
+            before = texts.get(text, 0)
+            after = before + step
+            if after:
+                texts[text] = after
+            else:
+                del texts[text]
+            totals[0] += step
+            totals[1] += _c_log_c(after) - _c_log_c(before)
+            if not texts:
+                del path_texts[path], path_totals[path]
 
     def evidence(self, signatures: Sequence[int]) -> list[BlockEvidence]:
         """The evidence on each of a page's blocks (the page itself not yet added)."""
-        n_pages = len(self.pages)
-        return [
-            BlockEvidence(
-                self._counts.get(signature, 0) / n_pages if n_pages else 0.0,
-                self.path_entropy(signature >> 32),
-                n_pages,
-            )
-            for signature in signatures
-        ]
+        page = self.page_evidence(signatures, len(signatures))
+        return list(
+            map(BlockEvidence, page.share, page.path_entropy, [page.site_pages] * len(signatures))
+        )
+
+    def page_evidence(self, signatures: Sequence[int], n_blocks: int) -> PageEvidence:
+        """`evidence` for a whole page at once, as columns; blocks past the signatures (the
+        cap per page) get share 0 and entropy 1."""
+        n_pages = len(self)
+        get = self._counts.get
+        share = [get(signature, 0) / n_pages for signature in signatures] if n_pages else (
+            [0.0] * len(signatures)
+        )  # fmt: skip
+        if self.entropy:
+            by_path: dict[int, float] = {}
+            entropy = []
+            for signature in signatures:
+                path = signature >> 32
+                value = by_path.get(path)
+                if value is None:
+                    value = by_path[path] = self.path_entropy(path)
+                entropy.append(value)
+        else:
+            entropy = [1.0] * len(signatures)
+        missing = n_blocks - len(signatures)
+        if missing > 0:
+            share += [0.0] * missing
+            entropy += [1.0] * missing
+        return PageEvidence(share, entropy, n_pages)
+
+    @contextmanager
+    def others(self, signatures: Sequence[int]) -> Iterator[None]:
+        """Within this block, the statistics leave out one page with these signatures: for a
+        page already among the remembered ones (a batch's first pass added it), so that it
+        reads what the site's *other* pages say, as a stream would give it. Nothing is left
+        out when the page's signatures are not all remembered (it was not added)."""
+        page = tuple(dict.fromkeys(signatures))
+        counts = self._counts
+        if not self.pages or any(counts.get(signature, 0) < 1 for signature in page):
+            yield
+            return
+        self._count(page, -1)
+        self._n_discounted += 1
+        try:
+            yield
+        finally:
+            self._count(page, +1)
+            self._n_discounted -= 1
 
     def path_entropy(self, path: int) -> float:
         """The entropy of the texts seen under a tag path, in [0, 1]; 1 for unseen paths.
@@ -328,26 +389,46 @@ class SiteTemplates:
     def template_blocks(
         self, site: str, blocks: Sequence[Block], *, learn: bool = False
     ) -> list[bool]:
-        """Which blocks the direct rule calls template, from the site's pages seen so far.
+        """Which blocks the direct rule calls template (`assess` without the evidence)."""
+        return self.assess(site, blocks, learn=learn)[0]
+
+    def assess(
+        self, site: str, blocks: Sequence[Block], *, learn: bool = False, evidence: bool = False
+    ) -> tuple[list[bool], PageEvidence | None]:
+        """What the site's other pages say about a page's blocks.
 
         Args:
             site: the page's site (`site_of`).
             blocks: the page's blocks.
-            learn: then add the page to the site's statistics (a stream's way).
+            learn: a stream's way: read the pages seen before this one, then add it. Without,
+                the batch's way: the page was added in a first pass (`observe`) and its own
+                occurrence is left out (`SiteStats.others`).
+            evidence: also return the page's `PageEvidence` (for the labeller).
+
+        Returns:
+            Per block whether the direct rule calls it template (at least ``min_share`` of the
+            other pages carry it, once there are ``min_pages`` of them), and the evidence or
+            ``None``. Blocks past ``max_blocks_per_page`` are never template and have no
+            evidence (share 0).
         """
         signatures = self.signatures(blocks)
         stats = self.stats(site) if learn else self._sites.get(site)
-        if stats is None or len(stats) < self.settings.min_pages:
-            flags = [False] * len(blocks)
-        else:
-            needed = self.settings.min_share * len(stats)
-            count = stats.count
-            flags = [count(signature) >= needed for signature in signatures]
-            flags += [False] * (len(blocks) - len(flags))
+        flags = [False] * len(blocks)
+        found: PageEvidence | None = None
+        if stats is None:
+            return flags, PageEvidence.none(len(blocks)) if evidence else None
+        with nullcontext() if learn else stats.others(signatures):
+            n_pages = len(stats)
+            if n_pages >= self.settings.min_pages:
+                needed = self.settings.min_share * n_pages
+                count = stats.count
+                flags[: len(signatures)] = [count(signature) >= needed for signature in signatures]
+            if evidence:
+                found = stats.page_evidence(signatures, len(blocks))
         if learn:
             stats.add_page(signatures)
             self._changed.add(site)
-        return flags
+        return flags, found
 
     def observe(self, site: str, blocks: Sequence[Block]) -> None:
         """Add one page of ``site`` to its statistics."""

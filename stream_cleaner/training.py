@@ -29,10 +29,18 @@ import numpy as np
 from .decode import decode_body
 from .document import Block
 from .evaluate import align_words, dragnet_split, gold_words, read_gold, unwrap_cleaneval
-from .labeller import FEATURE_NAMES, LABELLER_FORMAT, BlockKind, block_features
+from .labeller import (
+    FEATURE_NAMES,
+    LABELLER_FORMAT,
+    BlockKind,
+    block_features,
+    feature_names,
+    site_features,
+)
 from .lm import LanguageModel, load_model, normalize_many
 from .parse import parse_blocks
 from .segment import split_sentences
+from .sites import SiteSettings, SiteTemplates, find_page_url, site_of
 
 _GOLD_MARKER = re.compile(r"^\s*<([phl])>", re.IGNORECASE)
 
@@ -81,6 +89,7 @@ class TrainingPage:
     aligned_share: np.ndarray = field(default_factory=lambda: np.zeros(0))
     words: np.ndarray = field(default_factory=lambda: np.zeros(0))
     gold_kinds: list[str | None] = field(default_factory=list)
+    site: str = ""  # the site the page declares (`sites.find_page_url`), "" when none
 
     @property
     def labels(self) -> np.ndarray:
@@ -173,7 +182,23 @@ def prepare_page(
         n_oov=page.n_oov,
     )
     page.aligned_share, page.words, page.gold_kinds = _align_blocks(blocks, gold)
+    page.site = site_of(find_page_url(text))
     return page
+
+
+def add_site_features(pages: Sequence[TrainingPage]) -> None:
+    """Append `SITE_FEATURE_NAMES` to every page's features: what the other pages of its site
+    among ``pages`` say about its blocks (each page left out of its own evidence, as a stream
+    and ``clean --site-aware`` give it)."""
+    sites = SiteTemplates(
+        SiteSettings(window_pages=1_000_000, max_sites=1_000_000, path_entropy=True)
+    )
+    for page in pages:
+        if page.site:
+            sites.observe(page.site, page.blocks)
+    for page in pages:
+        evidence = sites.assess(page.site, page.blocks, evidence=True)[1] if page.site else None
+        page.features = np.hstack((page.features, site_features(evidence, len(page.blocks))))
 
 
 def _align_blocks(
@@ -310,7 +335,8 @@ def fit_trees(
     import lightgbm
 
     x, y, w = stack(pages)
-    data = lightgbm.Dataset(x, y, weight=w, feature_name=list(FEATURE_NAMES), free_raw_data=True)
+    names = feature_names(site_features=x.shape[1] > len(FEATURE_NAMES))
+    data = lightgbm.Dataset(x, y, weight=w, feature_name=list(names), free_raw_data=True)
     return lightgbm.train({**TRAIN_PARAMS, **(params or {})}, data, num_boost_round=num_trees)
 
 
@@ -441,10 +467,12 @@ def fit_kinds(pages: Sequence[TrainingPage], *, num_trees: int = KIND_TREES) -> 
 
 
 def _spec(booster: Any, *, threshold: float, mode: str, **meta: Any) -> dict[str, Any]:
+    with_sites = booster.num_feature() > len(FEATURE_NAMES)
     return {
         "format": LABELLER_FORMAT,
         "mode": mode,
-        "features": list(FEATURE_NAMES),
+        "features": list(feature_names(site_features=with_sites)),
+        "site_features": with_sites,
         "threshold": threshold,
         **export_trees(booster),
         **meta,
@@ -462,6 +490,7 @@ def train_labeller(
     max_sentence_perplexity: float | None = None,
     progress: Callable[[str, int], None] | None = None,
     pages_dir: str | Path | None = None,
+    site_features: bool = False,
 ) -> dict[str, Any]:
     """Train a labeller on page set directories and write it with its sidecar.
 
@@ -479,6 +508,9 @@ def train_labeller(
             threshold is chosen (``None``: no sentence filter).
         progress: called with (directory, pages read so far).
         pages_dir: where the annotated pages' files are (default: the annotation folder).
+        site_features: also learn from site evidence (`add_site_features`: the other pages of
+            each page's site among the training pages); the labeller then reads it when the
+            pipeline has site statistics.
 
     Returns:
         The sidecar: sources, page and block counts, threshold and its cross-validated F1.
@@ -495,6 +527,8 @@ def train_labeller(
             )
         else:
             pages += load_training_pages(directory, split=split, model=model, progress=report)
+    if site_features:
+        add_site_features(pages)
     threshold, cv_f1 = 0.0, None
     if folds > 1 and len(pages) >= folds:
         scores = cross_validate(pages, folds=folds, num_trees=num_trees, params=params)
@@ -517,6 +551,8 @@ def train_labeller(
         "cv_macro_f1": cv_f1,
         "max_sentence_perplexity": max_sentence_perplexity,
         "kind_model": kind_booster is not None,
+        "site_features": site_features,
+        "site_pages": sum(1 for p in pages if p.site) if site_features else None,
         "language_model": model.id,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }

@@ -10,10 +10,12 @@ import pytest
 
 from stream_cleaner import CleanerSettings, clean_document
 from stream_cleaner.cli import main
+from stream_cleaner.decide import DropReason
 from stream_cleaner.evaluate import align_words
 from stream_cleaner.io.writers import cleaneval_text
 from stream_cleaner.labeller import (
     FEATURE_NAMES,
+    SITE_FEATURE_NAMES,
     BlockLabeller,
     block_features,
     block_kinds,
@@ -158,6 +160,36 @@ def test_training_on_a_tiny_page_set(tmp_path, tiny_model):
     assert out.stat().st_size < 200_000
 
 
+def test_training_with_site_features(tmp_path, tiny_model):
+    pytest.importorskip("lightgbm")
+    from stream_cleaner.sites import SiteSettings, SiteTemplates
+    from stream_cleaner.training import train_labeller
+
+    pages_dir = _page_set(tmp_path / "pages")
+    for i, html in enumerate(sorted((pages_dir / "html").iterdir())):  # one site declared
+        canonical = f'<link rel="canonical" href="http://valley.example/{i}">'
+        html.write_text(html.read_text().replace("<head>", "<head>" + canonical))
+    out = tmp_path / "sites.json"
+    meta = train_labeller(
+        [(str(pages_dir), None)], mode="article", output=out, model=tiny_model, num_trees=20,
+        folds=3, site_features=True,
+    )  # fmt: skip
+    assert meta["site_features"] and meta["site_pages"] == 12
+    labeller = BlockLabeller.load(out)
+    assert labeller.site_features
+    assert json.loads(out.read_text())["features"][-5:] == list(SITE_FEATURE_NAMES)
+    # a labeller trained with site features reads the evidence wherever the cleaner has it
+    settings = CleanerSettings(mode="article", labeller_path=str(out), model_path=TINY)
+    sites = SiteTemplates(SiteSettings(min_pages=3))
+    docs = [
+        clean_document(p.read_bytes(), settings=settings, sites=sites)
+        for p in sorted((pages_dir / "html").iterdir())
+    ]
+    assert all(ARTICLE_2 in doc.text or ARTICLE in doc.text for doc in docs)
+    assert all("All rights reserved" not in doc.text for doc in docs[4:])
+    assert all(DropReason.SITE_TEMPLATE not in doc.dropped for doc in docs)
+
+
 def test_tree_evaluation_matches_lightgbm(tmp_path, tiny_model):
     lightgbm = pytest.importorskip("lightgbm")
     from stream_cleaner.training import _spec, fit_trees, load_training_pages
@@ -256,6 +288,10 @@ def test_shipped_labellers_are_small_and_documented():
         meta = json.loads(Path(f"{path}.meta.json").read_text())
         assert meta["mode"] == mode and meta["pages"] > 50
         assert BlockLabeller.load(path).mode == mode
+        assert not BlockLabeller.load(path).site_features
+    sites = labeller_path("article-sites")  # the article labeller for pages with site evidence
+    assert sites.stat().st_size < 2_000_000 and BlockLabeller.load(sites).site_features
+    assert json.loads(Path(f"{sites}.meta.json").read_text())["site_pages"] > 500
 
 
 @pytest.mark.slow

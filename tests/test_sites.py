@@ -178,3 +178,61 @@ def test_site_aware_refuses_stdin():
     )  # fmt: skip
     assert result.returncode == 1  # cannot run as asked, like --format text without -o
     assert b"--site-aware reads its inputs twice" in result.stderr
+
+
+def test_a_page_already_added_reads_only_the_other_pages():
+    stats = SiteStats(10, entropy=True)
+    menu, body = 1 << 32, 2 << 32
+    pages = [[menu | 7, body | n] for n in range(4)]
+    for page in pages[:3]:
+        stats.add_page(page)
+    before = stats.evidence(pages[3])  # a stream: read, then add
+    stats.add_page(pages[3])
+    with stats.others(pages[3]):  # a batch: added in the first pass, then read
+        assert len(stats) == 3
+        assert stats.evidence(pages[3]) == before
+    assert len(stats) == 4 and stats.evidence(pages[3])[1].share == pytest.approx(0.25)
+    # a page that was never added is read as it is
+    with stats.others([menu | 7, body | 99]):
+        assert len(stats) == 4
+    assert [e.share for e in before] == [1.0, 0.0]
+
+
+def test_site_evidence_is_the_same_in_a_stream_and_in_two_passes():
+    stream = SiteTemplates()
+    streamed = [
+        stream.assess("s", parse(site_page(n)), learn=True, evidence=True) for n in range(6)
+    ]
+    batch = SiteTemplates()
+    for n in range(6):
+        batch.observe("s", parse(site_page(n)))
+    # the last page of the stream saw the five before it: as the batch's view of it
+    last = batch.assess("s", parse(site_page(5)), evidence=True)
+    assert last[0] == streamed[5][0] and last[1].share == streamed[5][1].share
+    assert last[1].path_entropy == pytest.approx(streamed[5][1].path_entropy)
+    assert last[1].site_pages == 5 and max(last[1].share) == 1.0 and min(last[1].share) == 0.0
+
+
+def parse(raw: RawDocument) -> list[Block]:
+    from stream_cleaner.parse import parse_blocks
+
+    return parse_blocks(raw.body)
+
+
+def test_the_article_site_labeller_decides_once_the_site_has_enough_pages():
+    settings = CleanerSettings(mode="article")
+    sites = SiteTemplates(SiteSettings(min_pages=4))
+    docs = [clean_document(site_page(n), settings=settings, sites=sites) for n in range(8)]
+    for n, doc in enumerate(docs):
+        assert ARTICLES[n % len(ARTICLES)] in doc.text
+    for doc in docs[4:]:  # the site labeller reads the evidence; the rule stays out of its way
+        assert "Copyright 2024" not in doc.text and "Subscribe to our" not in doc.text
+        assert DropReason.SITE_TEMPLATE not in doc.dropped
+    # with the rule on top, the same blocks go as site template
+    ruled = SiteTemplates(SiteSettings(min_pages=4, rule_with_labeller=True))
+    docs = [clean_document(site_page(n), settings=settings, sites=ruled) for n in range(6)]
+    assert docs[5].dropped[DropReason.SITE_TEMPLATE] >= 3
+    # the corpus labeller has no site variant: the rule applies
+    corpus = SiteTemplates(SiteSettings(min_pages=4))
+    docs = [clean_document(site_page(n), sites=corpus) for n in range(6)]
+    assert docs[5].dropped[DropReason.SITE_TEMPLATE] >= 3
