@@ -49,7 +49,9 @@ from .records import (
     OutputRecord,
     clean_message,
     dead_letter_from_exception,
+    forward_outcome,
     outcome_records,
+    site_to_rekey,
 )
 
 if TYPE_CHECKING:
@@ -115,13 +117,25 @@ def clean_one(
     model: LanguageModel | None,
     max_bytes: int,
     sites: SiteTemplates | None = None,
+    rekey: str = "off",
 ) -> Outcome:
     """`clean_message`, with any exception turned into an ``internal_error`` dead letter.
 
     One bad message must not stop the agent: `clean_message` already turns bad input into
-    dead letters; this catches the bugs.
+    dead letters; this catches the bugs. With ``rekey`` (``missing`` or ``all``, see
+    `records.site_to_rekey`), a message not keyed by its site is not cleaned here but
+    forwarded to the site topic keyed by its site.
     """
     try:
+        if rekey != "off":
+            site = site_to_rekey(
+                msg,
+                rekey=rekey,
+                site_key=sites.settings.site_key if sites is not None else "host",
+                max_bytes=max_bytes,
+            )
+            if site is not None:
+                return forward_outcome(msg, site)
         return clean_message(
             msg,
             worker_version=worker_version,
@@ -145,6 +159,7 @@ def clean_batch(
     model: LanguageModel | None,
     max_bytes: int,
     sites: SiteTemplates | None = None,
+    rekey: str = "off",
 ) -> list[Outcome]:
     """`clean_one` over a batch, in order: what the cleaning thread runs."""
     return [
@@ -155,6 +170,7 @@ def clean_batch(
             model=model,
             max_bytes=max_bytes,
             sites=sites,
+            rekey=rekey,
         )
         for msg in messages
     ]
@@ -164,6 +180,9 @@ def route(outcome: Outcome) -> Iterable[Routed]:
     """Each record of an outcome with the role of its topic, in the order they are sent."""
     if outcome.dead_letter is not None:
         yield "dead_letter", outcome.dead_letter
+        return
+    if outcome.forward is not None:
+        yield "site", outcome.forward
         return
     assert outcome.document is not None  # an Outcome is a document or a dead letter
     yield "documents", outcome.document
@@ -195,8 +214,12 @@ async def publish(outcomes: Sequence[Outcome], send: Send) -> int:
     else:  # a batching Send takes a document's sentence records in one call
         pending, n_records = [], 0
         for outcome in outcomes:
+            if outcome.forward is not None:
+                pending.append(await send("site", outcome.forward))
+                n_records += 1
+                continue
             head = outcome.dead_letter or outcome.document
-            assert head is not None  # an Outcome is a document or a dead letter
+            assert head is not None  # an Outcome is a document, a dead letter or a forward
             role = "dead_letter" if outcome.is_dead_letter else "documents"
             pending.append(await send(role, head))
             values = outcome.sentence_values
@@ -238,6 +261,7 @@ async def clean_events(events: Sequence[Any], runtime: WorkerRuntime) -> list[Ou
                 model=runtime.model,
                 max_bytes=runtime.settings.max_page_bytes,
                 sites=site_state.templates if site_state is not None else None,
+                rekey=runtime.settings.rekey_mode,
             ),
         )
     except BaseException:
@@ -426,7 +450,14 @@ class BatchSend:
 
 def faust_send(app: faust.App, runtime: WorkerRuntime) -> Send:
     """The `Send` that writes to the runtime's topics through the app's producer, in batches."""
-    return BatchSend(app, {role: topic.get_topic_name() for role, topic in runtime.topics.items()})
+    return BatchSend(
+        app,
+        {
+            role: topic.get_topic_name()
+            for role, topic in runtime.topics.items()
+            if role != "source"  # the agent's two topics, read and never written
+        },
+    )
 
 
 def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
@@ -477,7 +508,10 @@ def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
         finally:
             runtime.agent_running = False
 
-    return app.agent(runtime.topics["input"], name=AGENT_NAME)(clean_raw_pages)
+    # with re-keying, the agent reads the site topic too: the same partition numbers of both
+    # go to one worker (Faust co-partitions the topics of an agent), so a site's pages meet
+    source = runtime.topics.get("source", runtime.topics["input"])
+    return app.agent(source, name=AGENT_NAME)(clean_raw_pages)
 
 
 async def _published(task: asyncio.Task[None]) -> bool:

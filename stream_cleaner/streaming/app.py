@@ -23,7 +23,7 @@ from ..settings import CleanerSettings, values_from_env
 from ..sites import SiteSettings
 from ..web.config import WebSettings
 from .metrics import WorkerMetrics
-from .records import MAX_PAGE_BYTES_DEFAULT
+from .records import MAX_PAGE_BYTES_DEFAULT, REKEY_MODES
 from .topics import (
     DEAD_LETTER_TOPIC,
     DOCUMENTS_TOPIC,
@@ -31,6 +31,7 @@ from .topics import (
     PARTITIONS_DEFAULT,
     RAW_HTML_TOPIC,
     SENTENCE_SCORES_TOPIC,
+    SITE_TOPIC,
     KafkaSettings,
     TopicSpec,
     default_topic_specs,
@@ -92,6 +93,10 @@ class WorkerSettings:
             its pages (`streaming.sitestate`); the state lives in a changelog-backed table.
         site_partitions: partitions of the table's changelog topic: the input topic's.
         sites: window, thresholds and caps of the site statistics (``STREAM_CLEANER_SITE_*``).
+        rekey: with site templates, which input messages go to ``site_topic`` keyed by their
+            site before they are cleaned (`records.site_to_rekey`): ``missing`` (default)
+            those without a key, ``all`` every one whose key is not its site, ``off`` none.
+        site_topic: where re-keyed messages go; partitioned like the input topic.
     """
 
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
@@ -117,11 +122,17 @@ class WorkerSettings:
     site_templates: bool = False
     site_partitions: int = PARTITIONS_DEFAULT
     sites: SiteSettings = field(default_factory=SiteSettings)
+    rekey: str = "missing"
+    site_topic: str = SITE_TOPIC
 
     def __post_init__(self) -> None:
         names = self.topic_names
         if len(set(names)) != len(names):
             raise ValueError(f"the four topics need four different names, not {names}")
+        if self.rekey not in REKEY_MODES:
+            raise ValueError(f"rekey must be one of {REKEY_MODES}, not {self.rekey!r}")
+        if self.rekey_mode != "off" and self.site_topic in names:
+            raise ValueError(f"the site topic {self.site_topic!r} must be a topic of its own")
         if not self.group_id:
             raise ValueError("group_id must not be empty")
         if self.batch_size < 1:
@@ -149,15 +160,24 @@ class WorkerSettings:
             self.dead_letter_topic,
         )
 
+    @property
+    def rekey_mode(self) -> str:
+        """``rekey`` where it applies: ``off`` without site templates."""
+        return self.rekey if self.site_templates else "off"
+
     def topic_specs(self, **options: Any) -> tuple[TopicSpec, ...]:
-        """The specs of the four topics under these names; ``options`` as `default_topic_specs`."""
-        return default_topic_specs(
+        """The specs of the four topics under these names, and of the site topic when
+        messages are re-keyed; ``options`` as `default_topic_specs`."""
+        specs = default_topic_specs(
             input_topic=self.input_topic,
             documents_topic=self.documents_topic,
             sentence_scores_topic=self.sentence_scores_topic,
             dead_letter_topic=self.dead_letter_topic,
             **options,
         )
+        if self.rekey_mode != "off":
+            specs += (replace(specs[0], name=self.site_topic),)  # partitioned as the input
+        return specs
 
     def with_options(self, **changes: Any) -> WorkerSettings:
         """A copy with the given fields changed; ``None`` values are ignored."""
@@ -311,6 +331,9 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         "sentences": app.topic(settings.sentence_scores_topic, **topic_args),
         "dead_letter": app.topic(settings.dead_letter_topic, **topic_args),
     }
+    if settings.rekey_mode != "off":
+        topics["site"] = app.topic(settings.site_topic, **topic_args)
+        topics["source"] = app.topic(settings.input_topic, settings.site_topic, **topic_args)
     runtime = WorkerRuntime(
         settings=settings,
         metrics=WorkerMetrics(),

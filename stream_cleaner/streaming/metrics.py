@@ -121,6 +121,12 @@ class WorkerMetrics:
             "Input messages published as a cleaned document.",
             registry=r,
         )
+        self.documents_rekeyed = Counter(
+            PREFIX + "documents_rekeyed",
+            "Input messages forwarded to the site topic, keyed by their site, to be cleaned "
+            "from there (each is received again there).",
+            registry=r,
+        )
         self.documents_dead_lettered = Counter(
             PREFIX + "documents_dead_lettered",
             "Input messages published as a dead letter, by reason.",
@@ -236,6 +242,10 @@ class WorkerMetrics:
 
     def observe_outcome(self, outcome: Outcome) -> None:
         """Count what one input message became, once its records are acknowledged."""
+        if outcome.is_forward:
+            self.documents_rekeyed.inc()
+            self.output_bytes.inc(outcome.bytes_out)
+            return
         if outcome.is_dead_letter:
             self.documents_dead_lettered.labels(outcome.reason).inc()
         else:

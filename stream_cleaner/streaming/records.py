@@ -30,11 +30,12 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from ..decide import ErrorReason
+from ..decode import BinaryContent, decode_body
 from ..document import CleanedDocument, RawDocument
 from ..lm import LanguageModel
 from ..pipeline import clean_document
 from ..settings import CleanerSettings
-from ..sites import SiteTemplates
+from ..sites import SiteTemplates, find_page_url, site_of
 
 # The largest page cleaned: a raw value, or an envelope's decoded body, above it ends as a
 # `too_large` dead letter.
@@ -695,16 +696,28 @@ class Outcome:
     dead_letter: OutputRecord | None = None
     reason: str | None = None
     cleaned: CleanedDocument | None = None
+    forward: OutputRecord | None = None
 
     def __post_init__(self) -> None:
-        if (self.document is None) == (self.dead_letter is None):
-            raise ValueError("an outcome is exactly one cleaned document or one dead letter")
+        heads = (self.document, self.dead_letter, self.forward)
+        if sum(head is not None for head in heads) != 1:
+            raise ValueError(
+                "an outcome is exactly one cleaned document, one dead letter or one forward"
+            )
         if self.dead_letter is not None and (self.sentence_values or self.reason is None):
             raise ValueError("a dead letter has a reason and no sentence records")
+        if self.forward is not None and self.sentence_values:
+            raise ValueError("a forwarded message has no sentence records")
 
     @property
     def is_dead_letter(self) -> bool:
         return self.dead_letter is not None
+
+    @property
+    def is_forward(self) -> bool:
+        """The message goes to the site topic, re-keyed by its site (`forward_record`): it
+        is cleaned when it comes back from there."""
+        return self.forward is not None
 
     @property
     def sentences(self) -> tuple[OutputRecord, ...]:
@@ -717,8 +730,8 @@ class Outcome:
     @property
     def bytes_out(self) -> int:
         """Bytes of keys, values and headers over all the outcome's records."""
-        head = self.dead_letter if self.document is None else self.document
-        assert head is not None  # __post_init__ guarantees one of the two
+        head = self.document or self.dead_letter or self.forward
+        assert head is not None  # __post_init__ guarantees one of the three
         n = len(head.key) + len(head.value) + sum(len(k) + len(v) for k, v in head.headers)
         return n + len(head.key) * len(self.sentence_values) + sum(map(len, self.sentence_values))
 
@@ -727,7 +740,9 @@ class Outcome:
         """All records: the document then its sentences, or the dead letter alone."""
         if self.dead_letter is not None:
             return (self.dead_letter,)
-        assert self.document is not None  # __post_init__ guarantees one of the two
+        if self.forward is not None:
+            return (self.forward,)
+        assert self.document is not None  # __post_init__ guarantees one of the three
         return (self.document, *self.sentences)
 
 
@@ -833,3 +848,58 @@ def clean_message(
     if isinstance(result, RawDocument):
         doc = clean_document(result, settings=settings, model=model, sites=sites)
     return outcome_records(msg, result, doc, worker_version=worker_version)
+
+
+# the header a re-keyed message carries: where it was first read (topic:partition:offset)
+HEADER_REKEYED_FROM: Final = "stream-cleaner-rekeyed-from"
+REKEY_MODES: Final = ("off", "missing", "all")
+
+
+def site_to_rekey(
+    msg: InputMessage,
+    *,
+    rekey: str,
+    site_key: str = "host",
+    max_bytes: int = MAX_PAGE_BYTES_DEFAULT,
+) -> str | None:
+    """The site to re-key a message by, or ``None`` to clean it where it is.
+
+    Site templates need a site's pages on one partition. With ``rekey`` ``missing``, a
+    message without a key goes to the site topic keyed by its site; with ``all``, so does
+    every message whose key is not its site; ``off`` re-keys nothing. A message that
+    carries `HEADER_REKEYED_FROM` was re-keyed already, and one whose site cannot be told
+    (no URL, nor one the page declares) or that will be a dead letter stays where it is.
+    """
+    if rekey == "off" or (rekey == "missing" and msg.key) or msg.header(HEADER_REKEYED_FROM):
+        return None
+    result = decode_input(msg, max_bytes=max_bytes)
+    if not isinstance(result, RawDocument):
+        return None
+    url = result.url
+    if not url:
+        try:
+            body = result.body
+            text = decode_body(body).text if isinstance(body, bytes) else body
+        except BinaryContent:
+            return None
+        url = find_page_url(text)
+    site = site_of(url, key=site_key)
+    if not site or (msg.key is not None and msg.key == site.encode("utf-8")):
+        return None
+    return site
+
+
+def forward_outcome(msg: InputMessage, site: str) -> Outcome:
+    """The message as it goes to the site topic: its value and headers as they came, keyed
+    by ``site``, with its id and URL in headers when only its key or its coordinates gave
+    them (a replay then forwards the same record) and `HEADER_REKEYED_FROM`."""
+    headers = [(name, value) for name, value in msg.headers if name.lower() != HEADER_REKEYED_FROM]
+    doc_id = _message_id(msg)
+    if not msg.header(HEADER_ID):
+        headers.append((HEADER_ID, _key(doc_id)))
+    url = _message_url(msg)
+    if url and not msg.header(HEADER_URL):
+        headers.append((HEADER_URL, url.encode("utf-8")))
+    headers.append((HEADER_REKEYED_FROM, msg.source.encode("utf-8")))
+    record = OutputRecord(site.encode("utf-8"), msg.value or b"", tuple(headers))
+    return Outcome(id=doc_id, forward=record)

@@ -25,6 +25,8 @@ RAW_HTML_TOPIC = "crawl.raw-html.v1"
 DOCUMENTS_TOPIC = "clean.documents.v1"
 SENTENCE_SCORES_TOPIC = "clean.sentence-scores.v1"
 DEAD_LETTER_TOPIC = "clean.dead-letter.v1"
+# input messages re-keyed by their site (site templates): same schema as the input topic
+SITE_TOPIC = "crawl.raw-html.by-site.v1"
 
 # Partitions bound the worker processes that can share the load: 12 divides evenly over 1, 2,
 # 3, 4, 6 and 12 workers.

@@ -715,3 +715,38 @@ def test_every_topic_has_a_schema_and_a_readme_section() -> None:
     ):
         assert Path(TOPICS / f"{name}.schema.json").is_file()
         assert f"## `{name}`" in readme
+
+
+def test_which_messages_are_rekeyed_by_site() -> None:
+    from stream_cleaner.streaming.records import (
+        HEADER_REKEYED_FROM,
+        forward_outcome,
+        site_to_rekey,
+    )
+
+    envelope = orjson.dumps({"url": "https://www.news.example.org/a", "body": "<p>Story</p>"})
+    unkeyed = InputMessage("in", 2, 7, None, envelope)
+    assert site_to_rekey(unkeyed, rekey="missing") == "news.example.org"
+    assert site_to_rekey(unkeyed, rekey="off") is None
+    by_id = replace(unkeyed, key=b"doc-1")
+    assert site_to_rekey(by_id, rekey="missing") is None  # a key: trusted as the crawler's
+    assert site_to_rekey(by_id, rekey="all") == "news.example.org"
+    assert site_to_rekey(replace(unkeyed, key=b"news.example.org"), rekey="all") is None
+    assert site_to_rekey(unkeyed, rekey="missing", site_key="domain") == "example.org"
+    # the site a raw page declares; none for a page that names no host, or not a page at all
+    declared = b'<link rel="canonical" href="http://shop.example.com/x"><p>Shoes</p>'
+    assert site_to_rekey(InputMessage("in", 0, 1, None, declared), rekey="all") == (
+        "shop.example.com"
+    )
+    assert site_to_rekey(InputMessage("in", 0, 1, None, b"<p>no host</p>"), rekey="all") is None
+    assert site_to_rekey(InputMessage("in", 0, 1, None, b'{"url": 3}'), rekey="all") is None
+    outcome = forward_outcome(unkeyed, "news.example.org")
+    assert outcome.is_forward and outcome.forward is not None
+    assert outcome.forward.key == b"news.example.org" and outcome.forward.value == envelope
+    headers = dict(outcome.forward.headers)
+    assert headers["id"] == b"kafka:in:2:7" and headers[HEADER_REKEYED_FROM] == b"in:2:7"
+    # once re-keyed, never again: the message is cleaned where it arrives
+    again = InputMessage("by-site", 0, 0, None, envelope, outcome.forward.headers)
+    assert site_to_rekey(again, rekey="all") is None
+    with pytest.raises(ValueError):
+        Outcome(id="x", forward=outcome.forward, dead_letter=outcome.forward, reason="r")

@@ -923,3 +923,94 @@ def test_site_templates_survive_a_worker_restart(broker: str, tmp_path: Path) ->
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def test_pages_without_a_key_are_rekeyed_by_site(broker: str, tmp_path: Path) -> None:
+    """Unkeyed pages spread over every partition go through the site topic, keyed by their
+    site: one partition holds the site's pages, so its template is learnt in one place."""
+    from aiokafka import AIOKafkaConsumer
+
+    from stream_cleaner.streaming.sitestate import changelog_topic
+
+    tag = uuid.uuid4().hex[:8]
+    group = f"g{tag}"
+    names = _create_topics(broker, tag)
+    site_topic = f"w{tag}.crawl.raw-html.by-site.v1"
+    create_topics(
+        KafkaSettings(bootstrap_servers=broker),
+        [
+            TopicSpec(changelog_topic(group), 4, None, -1, cleanup_policy="compact"),
+            TopicSpec(site_topic, 4, None, 86_400_000),
+        ],
+    )
+    env = {
+        **_env(tmp_path),
+        "STREAM_CLEANER_WORKER_SITE_TEMPLATES": "true",
+        "STREAM_CLEANER_WORKER_SITE_PARTITIONS": "4",
+        "STREAM_CLEANER_WORKER_SITE_TOPIC": site_topic,
+        "STREAM_CLEANER_SITE_MIN_PAGES": "3",
+        "STREAM_CLEANER_MODE": "perplexity",
+    }
+
+    def envelope(n: int) -> bytes:
+        url = f"https://news.example.org/story/{n}"
+        return orjson.dumps({"id": f"site-{n}", "url": url, "body": _site_page(n)})
+
+    pages = [(None, envelope(n), n % 4) for n in range(8)]
+    # a raw page with neither key nor URL: its site is the one its canonical link names, and
+    # its id is where it was first read
+    declared = _site_page(8).replace(
+        "<html>", '<html><link rel="canonical" href="https://news.example.org/story/8">'
+    )
+    pages.append((None, declared.encode(), 1))
+    port, log = _free_port(), tmp_path / "worker.log"
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            _worker_command(broker, names, port, group), cwd=tmp_path, stdout=log_file,
+            stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
+        asyncio.run(_produce_to_partitions(broker, names["input"], pages))
+        ids = {f"site-{n}" for n in range(8)} | {f"kafka:{names['input']}:1:2"}
+        out = asyncio.run(_consume(broker, names, ids))
+        _assert_one_outcome_each(out, sorted(ids), {}, log)
+        drops = {d["id"]: d["dropped"].get("site_template", 0) for d in out["documents"]}
+        # in the site topic's order, the pages after the third are cleaned with evidence
+        assert sorted(drops.values())[:3] == [0, 0, 0] and min(sorted(drops.values())[3:]) >= 3
+
+        async def forwarded() -> list:
+            consumer = AIOKafkaConsumer(
+                site_topic, bootstrap_servers=broker, auto_offset_reset="earliest"
+            )
+            await consumer.start()
+            try:
+                records: list = []
+                deadline = time.monotonic() + 10
+                while len(records) < len(pages) and time.monotonic() < deadline:
+                    for batch in (await consumer.getmany(timeout_ms=500)).values():
+                        records.extend(batch)
+                return records
+            finally:
+                await consumer.stop()
+
+        records = asyncio.run(forwarded())
+        assert len(records) == len(pages)
+        assert {r.key for r in records} == {b"news.example.org"}
+        assert len({r.partition for r in records}) == 1  # the site's one partition
+        # the raw page keeps the id it had where it was first read: a replay forwards the same
+        (raw,) = [r for r in records if r.value == declared.encode()]
+        headers = dict(raw.headers)
+        assert headers["id"] == f"kafka:{names['input']}:1:2".encode()
+        assert headers["stream-cleaner-rekeyed-from"] == f"{names['input']}:1:2".encode()
+        text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+        assert _metric(text, "stream_cleaner_documents_rekeyed_total") == len(pages)
+        assert _metric(text, "stream_cleaner_documents_cleaned_total") == len(pages)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

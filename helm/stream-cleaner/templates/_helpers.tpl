@@ -141,6 +141,9 @@ STREAM_CLEANER_SITE_WINDOW_PAGES: {{ .Values.siteTemplates.windowPages | int64 |
 STREAM_CLEANER_SITE_MIN_PAGES: {{ .Values.siteTemplates.minPages | int64 | toString | quote }}
 STREAM_CLEANER_SITE_MIN_SHARE: {{ .Values.siteTemplates.minShare | toString | quote }}
 STREAM_CLEANER_SITE_MAX_SITES: {{ .Values.siteTemplates.maxSites | int64 | toString | quote }}
+STREAM_CLEANER_SITE_RULE_WITH_LABELLER: {{ .Values.siteTemplates.ruleWithLabeller | toString | quote }}
+STREAM_CLEANER_WORKER_REKEY: {{ .Values.siteTemplates.rekey | quote }}
+STREAM_CLEANER_WORKER_SITE_TOPIC: {{ .Values.siteTemplates.siteTopic | quote }}
 STREAM_CLEANER_MODE: {{ .Values.cleaner.mode | quote }}
 STREAM_CLEANER_SENTENCE_FILTER: {{ .Values.cleaner.sentenceFilter | quote }}
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
