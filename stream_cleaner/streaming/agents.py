@@ -42,6 +42,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..document import RawDocument
 from ..settings import CleanerSettings
 from .records import (
     InputMessage,
@@ -49,6 +50,7 @@ from .records import (
     OutputRecord,
     clean_message,
     dead_letter_from_exception,
+    decode_input,
     forward_outcome,
     outcome_records,
     site_to_rekey,
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
     from ..lm import LanguageModel
     from ..sites import SiteTemplates
     from .app import WorkerRuntime
+    from .warmup import WarmupHold
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +121,7 @@ def clean_one(
     max_bytes: int,
     sites: SiteTemplates | None = None,
     rekey: str = "off",
+    learn_site: bool = True,
 ) -> Outcome:
     """`clean_message`, with any exception turned into an ``internal_error`` dead letter.
 
@@ -143,6 +147,7 @@ def clean_one(
             model=model,
             max_bytes=max_bytes,
             sites=sites,
+            learn_site=learn_site,
         )
     except Exception as exc:
         log.exception("cleaning %s failed; it goes to the dead letters", msg.source)
@@ -174,6 +179,52 @@ def clean_batch(
         )
         for msg in messages
     ]
+
+
+def clean_holding(
+    messages: Sequence[InputMessage],
+    tokens: Sequence[Any],
+    *,
+    hold: WarmupHold,
+    worker_version: str,
+    settings: CleanerSettings,
+    model: LanguageModel | None,
+    max_bytes: int,
+    rekey: str = "off",
+    release_only: bool = False,
+    everything: bool = False,
+) -> list[tuple[Any, Outcome]]:
+    """`clean_batch` with the warm-up hold: a cold site's pages are learnt and held; the held
+    pages whose time has come (`WarmupHold.release`) are cleaned after the batch.
+
+    Returns:
+        ``(token, outcome)`` for every message cleaned or forwarded now, in order: the
+        batch's, then the released ones'.
+    """
+    sites = hold.templates
+    options = {
+        "worker_version": worker_version, "settings": settings, "model": model,
+        "max_bytes": max_bytes, "sites": sites,
+    }  # fmt: skip
+    out: list[tuple[Any, Outcome]] = []
+    for token, msg in zip(tokens, messages, strict=True):
+        verdict = "clean"
+        try:
+            site = site_to_rekey(msg, rekey=rekey, site_key=sites.settings.site_key,
+                                 max_bytes=max_bytes)  # fmt: skip
+            if site is not None:
+                out.append((token, forward_outcome(msg, site)))
+                continue
+            result = decode_input(msg, max_bytes=max_bytes)
+            if isinstance(result, RawDocument):
+                verdict = hold.admit(token, msg, result, settings)
+        except Exception:  # clean_one below makes the dead letter of whatever this was
+            log.exception("holding %s failed; it is cleaned now", msg.source)
+        if verdict != "held":
+            out.append((token, clean_one(msg, **options, learn_site=verdict == "clean")))
+    for held, _ in hold.release(everything=everything):
+        out.append((held.token, clean_one(held.msg, **options, learn_site=False)))
+    return out
 
 
 def route(outcome: Outcome) -> Iterable[Routed]:
@@ -271,6 +322,40 @@ async def clean_events(events: Sequence[Any], runtime: WorkerRuntime) -> list[Ou
         site_state.save()  # to the table, whose changelog survives the worker
         metrics.observe_sites(site_state.templates)
     return outcomes
+
+
+async def clean_events_holding(
+    events: Sequence[Any], runtime: WorkerRuntime, *, everything: bool = False
+) -> tuple[list[Any], list[Outcome]]:
+    """`clean_events` with the warm-up hold (`clean_holding`): the events whose outcomes are
+    ready (held ones wait in the hold) and those outcomes. ``events`` may be empty: then only
+    the held pages whose time has come are cleaned (all of them with ``everything``)."""
+    metrics = runtime.metrics
+    hold = runtime.warmup
+    assert hold is not None and runtime.site_state is not None
+    messages = [InputMessage.from_faust(event.message) for event in events]
+    for msg in messages:
+        metrics.observe_received(msg)
+    metrics.in_progress.inc(len(messages))
+    runtime.site_state.sync(runtime.assignment())
+    done = await asyncio.get_running_loop().run_in_executor(
+        runtime.executor,
+        lambda: clean_holding(
+            messages,
+            events,
+            hold=hold,
+            worker_version=runtime.worker_version,
+            settings=runtime.settings.cleaner,
+            model=runtime.model,
+            max_bytes=runtime.settings.max_page_bytes,
+            rekey=runtime.settings.rekey_mode,
+            everything=everything,
+        ),
+    )
+    runtime.site_state.save()
+    metrics.observe_sites(runtime.site_state.templates)
+    metrics.observe_warmup(hold)
+    return [token for token, _ in done], [outcome for _, outcome in done]
 
 
 async def publish_and_ack(
@@ -476,6 +561,8 @@ def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
                 settle_gc()
         send = runtime.send or faust_send(app, runtime)
         runtime.agent_running = True
+        holding = runtime.warmup is not None
+        watcher: asyncio.Future[None] | None = None
         try:
             # noack(): the stream never acknowledges by itself, not even once noack_take has
             # ended and restored the stream's own setting (see the module's docstring)
@@ -487,8 +574,20 @@ def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
             # batch N has been acknowledged: a failed batch stops the worker before anything
             # after it is acknowledged.
             publishing: asyncio.Task[None] | None = None
+            ack = _gated_ack(runtime, manual.ack) if holding else manual.ack
+            runtime.release = lambda events=(), everything=False: _clean_and_publish(
+                events, runtime, send=send, ack=ack, everything=everything
+            )
+            if holding:
+                watcher = asyncio.ensure_future(_watch_warmup(app, runtime))
             try:
                 async for events in batches:
+                    if holding:  # held pages are released the same way (_watch_warmup)
+                        publishing = asyncio.create_task(runtime.release(events))
+                        publishing.add_done_callback(lambda task: _crash_on_failure(app, task))
+                        if not await _published(publishing):
+                            return
+                        continue
                     try:
                         outcomes = await clean_events(events, runtime)
                     except Exception as exc:  # a bug around the cleaning: as a failed publish
@@ -505,13 +604,88 @@ def register_agents(app: faust.App, runtime: WorkerRuntime) -> Any:
                 if publishing is not None and not publishing.done():
                     # stopping (SIGTERM, rebalance): let the last batch finish and be acked
                     await asyncio.wait([publishing])
+                if holding and len(runtime.warmup or ()):
+                    # stopping: the held pages are cleaned now, without waiting any more
+                    releasing = asyncio.ensure_future(runtime.release((), True))
+                    await asyncio.wait([releasing])
         finally:
             runtime.agent_running = False
+            runtime.release = None
+            if watcher is not None:
+                watcher.cancel()
 
     # with re-keying, the agent reads the site topic too: the same partition numbers of both
     # go to one worker (Faust co-partitions the topics of an agent), so a site's pages meet
     source = runtime.topics.get("source", runtime.topics["input"])
     return app.agent(source, name=AGENT_NAME)(clean_raw_pages)
+
+
+def _gated_ack(
+    runtime: WorkerRuntime, ack: Callable[[Any], Awaitable[Any]]
+) -> Callable[[Any], Awaitable[None]]:
+    """An ``ack`` that lets events through in their partition's order (`warmup.AckGate`)."""
+    gate = runtime.ack_gate
+
+    async def gated(event: Any) -> None:
+        for ready in gate.done((event,)):
+            await ack(ready)
+
+    return gated
+
+
+async def _clean_and_publish(
+    events: Sequence[Any],
+    runtime: WorkerRuntime,
+    *,
+    send: Send,
+    ack: Callable[[Any], Awaitable[Any]],
+    everything: bool = False,
+) -> None:
+    """With the warm-up hold: clean a batch (or only release held pages), publish what is
+    ready, acknowledge in partition order. One at a time (the agent and the timer share it)."""
+    async with runtime.publish_lock:
+        runtime.ack_gate.add(events)
+        done, outcomes = await clean_events_holding(events, runtime, everything=everything)
+        await publish_and_ack(done, outcomes, runtime, send=send, ack=ack)
+
+
+def register_warmup_hooks(app: faust.App, runtime: WorkerRuntime) -> None:
+    """Let go of the held pages of partitions the worker lost in a rebalance (their next
+    owner reads them again)."""
+    hold = runtime.warmup
+    assert hold is not None
+
+    @app.on_partitions_revoked.connect
+    async def let_go(app: faust.App, revoked: Any, **kwargs: Any) -> None:
+        lost = {(tp.topic, tp.partition) for tp in revoked}
+        async with runtime.publish_lock:  # not while a batch is being cleaned or published
+            gone = await asyncio.get_running_loop().run_in_executor(
+                runtime.executor,
+                hold.forget,
+                lambda held: (held.msg.topic, held.msg.partition) not in lost,
+            )
+            runtime.ack_gate.forget(lambda tp: tp not in lost)
+            runtime.metrics.in_progress.dec(gone)
+            runtime.metrics.observe_warmup(hold)
+
+
+async def _watch_warmup(app: faust.App, runtime: WorkerRuntime, interval: float = 0.25) -> None:
+    """While the agent runs with the hold: clean the held pages that waited long enough,
+    also when no input comes; and every held page as soon as the worker stops or its group
+    rebalances, because Faust then waits for every taken message to be acknowledged.
+
+    A task of its own, not a Faust timer: timers end as the app begins to stop, before Faust
+    waits for the acknowledgements."""
+    hold = runtime.warmup
+    assert hold is not None
+    while runtime.release is not None:
+        leaving = bool(app.should_stop or getattr(app, "rebalancing", False))
+        if len(hold) and (leaving or hold.due()):
+            release = runtime.release
+            task = asyncio.ensure_future(release((), leaving))
+            task.add_done_callback(lambda task: _crash_on_failure(app, task))
+            await asyncio.wait([task])
+        await asyncio.sleep(interval)
 
 
 async def _published(task: asyncio.Task[None]) -> bool:

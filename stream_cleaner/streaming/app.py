@@ -10,10 +10,11 @@ environment on first use). Topics are never created by Faust (``topic_allow_decl
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ..lm import LanguageModel
     from .agents import Send
     from .sitestate import SiteState
+    from .warmup import AckGate, WarmupHold
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +99,10 @@ class WorkerSettings:
             site before they are cleaned (`records.site_to_rekey`): ``missing`` (default)
             those without a key, ``all`` every one whose key is not its site, ``off`` none.
         site_topic: where re-keyed messages go; partitioned like the input topic.
+        warmup_seconds: with site templates, hold a new site's pages until the site has
+            ``min_pages`` other pages for each, for at most this long (`streaming.warmup`);
+            ``0`` cleans them at once, without site evidence.
+        warmup_max_pages: the most pages held at once (the oldest is let go first).
     """
 
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
@@ -124,6 +130,8 @@ class WorkerSettings:
     sites: SiteSettings = field(default_factory=SiteSettings)
     rekey: str = "missing"
     site_topic: str = SITE_TOPIC
+    warmup_seconds: float = 0.0
+    warmup_max_pages: int = 1000
 
     def __post_init__(self) -> None:
         names = self.topic_names
@@ -149,6 +157,8 @@ class WorkerSettings:
             raise ValueError("request_timeout_seconds and commit_interval_seconds must be positive")
         if self.lag_interval_seconds <= 0:
             raise ValueError("lag_interval_seconds must be positive")
+        if self.warmup_seconds < 0 or self.warmup_max_pages < 1:
+            raise ValueError("warmup_seconds must not be negative, warmup_max_pages positive")
 
     @property
     def topic_names(self) -> tuple[str, str, str, str]:
@@ -235,6 +245,12 @@ class WorkerRuntime:
     settle_gc: bool = False
     site_state: SiteState | None = None
     app: Any = None
+    # the warm-up hold (`streaming.warmup`), when ``warmup_seconds`` is set
+    warmup: WarmupHold | None = None
+    ack_gate: AckGate = field(default_factory=lambda: _warmup().AckGate())
+    publish_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # while the agent runs with the hold: clean a batch (or release held pages) and publish
+    release: Callable[..., Awaitable[None]] | None = None
 
     def assignment(self) -> frozenset[Any]:
         """The input partitions this worker holds now (empty before the first assignment)."""
@@ -250,6 +266,12 @@ class WorkerRuntime:
 
 # app -> its runtime; a Faust App takes no new attributes cleanly, and tests build several apps
 _RUNTIMES: dict[int, WorkerRuntime] = {}
+
+
+def _warmup() -> Any:
+    from . import warmup
+
+    return warmup
 
 
 def runtime_of(app: faust.App) -> WorkerRuntime:
@@ -355,9 +377,17 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
             use_partitioner=True,
         )
         runtime.site_state = SiteState(settings.sites, table)
+        if settings.warmup_seconds > 0:
+            runtime.warmup = _warmup().WarmupHold(
+                runtime.site_state.templates,
+                seconds=settings.warmup_seconds,
+                max_pages=settings.warmup_max_pages,
+            )
     _RUNTIMES[id(app)] = runtime
     _add_faust_sensors(app, runtime)
     agents.register_agents(app, runtime)
+    if runtime.warmup is not None:
+        agents.register_warmup_hooks(app, runtime)
     views.register_views(app, runtime)
     _add_group_metrics(app, runtime)
     return app

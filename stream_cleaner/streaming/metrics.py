@@ -28,6 +28,7 @@ from ..language import METRIC_LANGUAGES, UNKNOWN, metric_label
 if TYPE_CHECKING:
     from ..sites import SiteTemplates
     from .records import InputMessage, Outcome
+    from .warmup import WarmupHold
 
 PREFIX: Final = "stream_cleaner_"
 # The core's stages as `CleanedDocument.seconds` names them (label: corpus and article modes only),
@@ -201,6 +202,20 @@ class WorkerMetrics:
             registry=r,
         )
         self._lag_series: set[tuple[str, str]] = set()
+        self.site_warmup_held = Gauge(
+            PREFIX + "site_warmup_held_pages",
+            "Pages of sites still warming up, held until their site's template is known "
+            "(STREAM_CLEANER_WORKER_WARMUP_SECONDS).",
+            registry=r,
+        )
+        self.site_warmup_released = Counter(
+            PREFIX + "site_warmup_released_pages",
+            "Held pages cleaned, by why they were let go: warm (their site has enough "
+            "pages), timeout, overflow (too many held) or shutdown.",
+            ["reason"],
+            registry=r,
+        )
+        self._warmup_released: dict[str, int] = {}
         self.site_templates_sites = Gauge(
             PREFIX + "site_templates_sites",
             "Sites whose template statistics this worker holds (bounded by max_sites).",
@@ -298,6 +313,15 @@ class WorkerMetrics:
             if key in self._lag_series:
                 self.consumer_lag.remove(*key)
                 self._lag_series.discard(key)
+
+    def observe_warmup(self, hold: WarmupHold) -> None:
+        """The pages the warm-up hold keeps now, and those it let go since last time."""
+        self.site_warmup_held.set(len(hold))
+        for reason, total in hold.released.items():
+            seen = self._warmup_released.get(reason, 0)
+            if total > seen:
+                self.site_warmup_released.labels(reason).inc(total - seen)
+                self._warmup_released[reason] = total
 
     def observe_sites(self, templates: SiteTemplates) -> None:
         """The site statistics' size, after a batch (`streaming.sitestate`)."""

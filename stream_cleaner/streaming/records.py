@@ -822,6 +822,7 @@ def clean_message(
     model: LanguageModel | None = None,
     max_bytes: int = MAX_PAGE_BYTES_DEFAULT,
     sites: SiteTemplates | None = None,
+    learn_site: bool = True,
 ) -> Outcome:
     """Decode, clean and serialise one input message: everything an agent does but the I/O.
 
@@ -835,6 +836,8 @@ def clean_message(
         model: the language model; the process-wide model of ``settings.model_path`` if omitted.
         max_bytes: the largest page cleaned (see `decode_input`).
         sites: site-template statistics to use and to learn from (`clean_document`).
+        learn_site: ``False`` for a page the statistics learnt already (a held page,
+            `warmup`): it reads its site's other pages.
 
     Returns:
         The Outcome to publish.
@@ -846,7 +849,9 @@ def clean_message(
     result = decode_input(msg, max_bytes=max_bytes)
     doc = None
     if isinstance(result, RawDocument):
-        doc = clean_document(result, settings=settings, model=model, sites=sites)
+        doc = clean_document(
+            result, settings=settings, model=model, sites=sites, learn_site=learn_site
+        )
     return outcome_records(msg, result, doc, worker_version=worker_version)
 
 

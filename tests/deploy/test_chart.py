@@ -196,6 +196,7 @@ def test_every_setting_reaches_the_worker() -> None:
             mode="article",
             sentence_filter="on",
             labeller_path="/srv/models/labeller-article.json",
+            site_labeller_path="/srv/models/labeller-article-sites.json",
             max_sentence_perplexity=1500.5,
             parser="html5lib",
             model_path="/srv/models/en.klm",
@@ -220,8 +221,17 @@ def test_every_setting_reaches_the_worker() -> None:
         site_templates=True,
         site_partitions=6,
         sites=SiteSettings(
-            site_key="domain", window_pages=40, min_pages=4, min_share=0.6, max_sites=500
+            site_key="domain",
+            window_pages=40,
+            min_pages=4,
+            min_share=0.6,
+            max_sites=500,
+            rule_with_labeller=True,
         ),
+        rekey="all",
+        site_topic="crawl.raw-html.by-site-all.v1",
+        warmup_seconds=20,
+        warmup_max_pages=300,
     )
     # the values file changes every setting the chart manages, so each one is proven wired;
     # a setting the worker gains later must be wired too, or be named here

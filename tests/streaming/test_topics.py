@@ -374,3 +374,22 @@ def test_cli_exits_1_within_its_timeout_when_the_broker_does_not_answer(capsys):
     assert err.count("\n") == 1
     assert err.startswith("stream-cleaner topics: error:")
     assert address in err
+
+
+@pytest.mark.broker
+def test_cli_creates_the_site_template_topics_too(broker, capsys, monkeypatch):
+    """With site templates: the table's compacted changelog and the site topic that
+    re-keyed pages go through, both partitioned as the input."""
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_SITE_TEMPLATES", "true")
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_GROUP_ID", "sites-cli")
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_INPUT_TOPIC", "sites.raw-html.v1")
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_SITE_TOPIC", "sites.raw-html.by-site.v1")
+    args = ["topics", "create", "--bootstrap-servers", broker, "--partitions", "3"]
+    assert main(args) == 0
+    created = {line.split()[0]: line.split()[2] for line in capsys.readouterr().out.splitlines()}
+    assert created["sites.raw-html.by-site.v1"] == "3"
+    assert created["sites-cli-site-templates-changelog"] == "3"
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_REKEY", "off")
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_SITE_TOPIC", "sites.raw-html.unused.v1")
+    assert main(args) == 0
+    assert "sites.raw-html.unused.v1" not in capsys.readouterr().out

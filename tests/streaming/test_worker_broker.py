@@ -1014,3 +1014,78 @@ def test_pages_without_a_key_are_rekeyed_by_site(broker: str, tmp_path: Path) ->
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def test_warmup_holds_a_new_sites_first_pages_until_it_is_known(
+    broker: str, tmp_path: Path
+) -> None:
+    """With a warm-up hold, a new site's first pages wait for the site's template: all four
+    pages of a site lose its template (without the hold the first three keep it); a lone
+    page of another site waits out the hold and is cleaned without evidence; every offset is
+    committed in the end."""
+    from stream_cleaner.streaming.sitestate import changelog_topic
+
+    tag = uuid.uuid4().hex[:8]
+    group = f"g{tag}"
+    names = _create_topics(broker, tag)
+    create_topics(
+        KafkaSettings(bootstrap_servers=broker),
+        [TopicSpec(changelog_topic(group), 4, None, -1, cleanup_policy="compact")],
+    )
+    env = {
+        **_env(tmp_path),
+        "STREAM_CLEANER_WORKER_SITE_TEMPLATES": "true",
+        "STREAM_CLEANER_WORKER_SITE_PARTITIONS": "4",
+        "STREAM_CLEANER_WORKER_WARMUP_SECONDS": "4",
+        "STREAM_CLEANER_SITE_MIN_PAGES": "3",
+        "STREAM_CLEANER_MODE": "perplexity",
+    }
+    port, log = _free_port(), tmp_path / "worker.log"
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            _worker_command(broker, names, port, group), cwd=tmp_path, stdout=log_file,
+            stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
+        ids = asyncio.run(_produce_site_pages(broker, names["input"], range(4)))
+        lone = _site_page(9).replace("The Valley Times", "The Hill Post")
+        started = time.monotonic()
+        envelope = {"id": "hill-1", "url": "https://hill.example.org/1", "body": lone}
+        page = (b"hill.example.org", orjson.dumps(envelope), 0)
+        asyncio.run(_produce_to_partitions(broker, names["input"], [page]))
+        out = asyncio.run(_consume(broker, names, {*ids, "hill-1"}))
+        _assert_one_outcome_each(out, [*ids, "hill-1"], {}, log)
+        drops = {d["id"]: d["dropped"].get("site_template", 0) for d in out["documents"]}
+        assert all(drops[i] >= 3 for i in ids), (drops, _tail(log))
+        assert drops["hill-1"] == 0
+        assert time.monotonic() - started >= 3.5  # it waited out the hold
+        text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+        # three were held; the fourth found its site warm and was cleaned at once
+        assert _metric(text, "stream_cleaner_site_warmup_released_pages_total", reason="warm") == 3
+        assert (
+            _metric(text, "stream_cleaner_site_warmup_released_pages_total", reason="timeout") == 1
+        )
+        assert _metric(text, "stream_cleaner_site_warmup_held_pages") == 0
+        assert _metric(text, "stream_cleaner_documents_in_progress") == 0
+        # a page held when the worker is stopped is cleaned before it leaves
+        envelope = {"id": "dale-1", "url": "https://dale.example.org/1", "body": lone}
+        page = (b"dale.example.org", orjson.dumps(envelope), 1)
+        asyncio.run(_produce_to_partitions(broker, names["input"], [page]))
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+            if _metric(text, "stream_cleaner_site_warmup_held_pages") == 1:
+                break
+            time.sleep(0.1)
+        assert _metric(text, "stream_cleaner_site_warmup_held_pages") == 1, _tail(log)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=STOP_SECONDS) == 0, _tail(log)
+        out = asyncio.run(_consume(broker, names, {"dale-1"}))
+        assert [d["id"] for d in out["documents"]].count("dale-1") == 1, _tail(log)
+        committed = asyncio.run(_committed(broker, group, names["input"]))
+        assert sum(c or 0 for c in committed) == 6, committed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

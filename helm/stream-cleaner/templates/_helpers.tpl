@@ -144,6 +144,8 @@ STREAM_CLEANER_SITE_MAX_SITES: {{ .Values.siteTemplates.maxSites | int64 | toStr
 STREAM_CLEANER_SITE_RULE_WITH_LABELLER: {{ .Values.siteTemplates.ruleWithLabeller | toString | quote }}
 STREAM_CLEANER_WORKER_REKEY: {{ .Values.siteTemplates.rekey | quote }}
 STREAM_CLEANER_WORKER_SITE_TOPIC: {{ .Values.siteTemplates.siteTopic | quote }}
+STREAM_CLEANER_WORKER_WARMUP_SECONDS: {{ .Values.siteTemplates.warmupSeconds | toString | quote }}
+STREAM_CLEANER_WORKER_WARMUP_MAX_PAGES: {{ .Values.siteTemplates.warmupMaxPages | int64 | toString | quote }}
 STREAM_CLEANER_MODE: {{ .Values.cleaner.mode | quote }}
 STREAM_CLEANER_SENTENCE_FILTER: {{ .Values.cleaner.sentenceFilter | quote }}
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
@@ -155,6 +157,9 @@ STREAM_CLEANER_MODEL_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mount
 {{- end }}
 {{- if .Values.model.labellerFile }}
 STREAM_CLEANER_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.labellerFile | quote }}
+{{- end }}
+{{- if .Values.model.siteLabellerFile }}
+STREAM_CLEANER_SITE_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.siteLabellerFile | quote }}
 {{- end }}
 {{- with .Values.model.languageFiles }}
 {{- $dir := trimSuffix "/" $.Values.model.mountPath }}
