@@ -19,7 +19,7 @@ the next: ``--repeat N`` keeps the best of N runs. The core's CPU per page is me
 the broker and the bench are not running, so it is flattered; bench/streaming_cpu.py runs the
 core and the workers at the same time for a fair CPU comparison.
 
-    .venv/bin/python bench/streaming.py [--limit N] [--workers 1,2] [--repeat N]
+    .venv/bin/python bench/streaming.py [--limit N] [--workers 1,2] [--repeat N] [--backlog]
 """
 
 from __future__ import annotations
@@ -177,11 +177,15 @@ async def _first_timestamps(
     return seen
 
 
-def run_workers(sources: list[Source], n_workers: int, tmp: Path) -> dict[str, float]:
+def run_workers(
+    sources: list[Source], n_workers: int, tmp: Path, *, backlog: bool = False
+) -> dict[str, float]:
     with ExitStack() as stack:
         address = stack.enter_context(tansu_broker(tmp / f"broker-{n_workers}.log"))
         settings = KafkaSettings(bootstrap_servers=address)
         create_topics(settings, default_topic_specs(partitions=4, replication_factor=1))
+        if backlog:  # the pages wait in the topic before any worker starts
+            asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
         workers = []
         bases: list[str] = []
         for i in range(n_workers):
@@ -202,7 +206,8 @@ def run_workers(sources: list[Source], n_workers: int, tmp: Path) -> dict[str, f
         cpu_before = sum(cpu_seconds(w.pid) for w in workers)
         broker = broker_pid(address)
         broker_before = cpu_seconds(broker) if broker else float("nan")
-        asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
+        if not backlog:
+            asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
         inputs, outcomes = asyncio.run(record_times(settings, len(sources), timeout=600))
         cpu = sum(cpu_seconds(w.pid) for w in workers) - cpu_before
         broker_cpu = (cpu_seconds(broker) if broker else float("nan")) - broker_before
@@ -212,6 +217,11 @@ def run_workers(sources: list[Source], n_workers: int, tmp: Path) -> dict[str, f
         )
         latencies = sorted(t - inputs[i] for i, t in outcomes.items() if i in inputs)
         elapsed = (max(outcomes.values()) - min(inputs.values())) / 1000
+        if backlog:
+            # the workers began on the backlog as soon as they joined: from the first outcome
+            # to the last is n - 1 documents' time
+            n = len(outcomes)
+            elapsed = (max(outcomes.values()) - min(outcomes.values())) / 1000 * n / (n - 1)
         return {
             "outcomes": len(outcomes),
             "seconds": elapsed,
@@ -230,6 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="use only the first N CleanEval test pages")
     parser.add_argument("--workers", default="1,2", help="worker process counts to run")
+    parser.add_argument(
+        "--backlog", action="store_true",
+        help="produce every page before the workers start, and time how fast they drain the "
+        "topic (first to last outcome): the workers' rate without the bench producing beside "
+        "them; latencies then measure the wait in the backlog",
+    )  # fmt: skip
     parser.add_argument(
         "--repeat", type=int, default=1,
         help="runs per worker count, core timing included; the best of each is shown "
@@ -254,7 +270,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n in (int(x) for x in args.workers.split(",")):
             runs = []
             for _ in range(args.repeat):
-                runs.append((core_rates(pages, model, n), run_workers(sources, n, Path(tmp))))
+                runs.append((
+                    core_rates(pages, model, n),
+                    run_workers(sources, n, Path(tmp), backlog=args.backlog),
+                ))  # fmt: skip
             rate = max(core[0] for core, _ in runs)
             core_cpu = min(core[1] for core, _ in runs)
             r = max((run for _, run in runs), key=lambda run: run["docs_per_second"])
