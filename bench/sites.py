@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.data import load_dragnet
+from bench.data import load_cleaneval, load_dragnet
 from stream_cleaner import clean_document
 from stream_cleaner.decode import decode_body
 from stream_cleaner.document import RawDocument
@@ -39,6 +39,15 @@ from stream_cleaner.sites import SiteSettings, SiteTemplates, find_page_url, sit
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--min-site-pages", type=int, default=8)
+    parser.add_argument(
+        "--dataset",
+        choices=("dragnet", "cleaneval-test"),
+        default="dragnet",
+        help="dragnet: its test split scored, every page learnt; cleaneval-test: a check on "
+        "another benchmark (its few multi-page sites, every one of their pages scored)",
+    )
+    parser.add_argument("--min-pages", type=int, help="the rule's min_pages (default: 5)")
+    parser.add_argument("--no-throughput", action="store_true", help="quality only")
     parser.add_argument("--modes", help="comma-separated modes (default: every mode there is)")
     parser.add_argument(
         "--labeller",
@@ -63,20 +72,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.modes
         else list(getattr(settings_module, "MODES", ("perplexity",)))
     )
-    pages = load_dragnet()
+    pages = load_dragnet() if args.dataset == "dragnet" else load_cleaneval("test")
     site_pages: dict[str, list] = defaultdict(list)
     urls = {}
     for page in pages:
-        urls[page.name] = find_page_url(decode_body(page.raw).text)
+        urls[page.name] = getattr(page, "url", "") or find_page_url(decode_body(page.raw).text)
         site = site_of(urls[page.name])
         if site:
             site_pages[site].append(page)
     chosen = {s: p for s, p in sorted(site_pages.items()) if len(p) >= args.min_site_pages}
     all_pages = [page for group in chosen.values() for page in group]
-    test = [p for p in all_pages if dragnet_split(p.name) == "test" and p.gold is not None]
+    test = [
+        p
+        for p in all_pages
+        if p.gold is not None and (args.dataset != "dragnet" or dragnet_split(p.name) == "test")
+    ]
     print(
-        f"Dragnet sites with >= {args.min_site_pages} pages: {len(chosen)} sites, "
-        f"{len(all_pages)} pages ({len(test)} in the test split, scored)"
+        f"{args.dataset} sites with >= {args.min_site_pages} pages: {len(chosen)} sites, "
+        f"{len(all_pages)} pages ({len(test)} scored)"
     )
     model = load_model()
     rows = []
@@ -84,14 +97,17 @@ def main(argv: list[str] | None = None) -> int:
         labellers = dict(spec.split("=", 1) for spec in args.labeller)
         settings = CleanerSettings(mode=mode, labeller_path=labellers.get(mode))
         site_settings = SiteSettings(rule_with_labeller=args.rule_with_labeller)
+        if args.min_pages:
+            site_settings = replace(site_settings, min_pages=args.min_pages)
         sites = SiteTemplates(replace(site_settings, window_pages=1_000_000, max_sites=1_000_000))
         for page in all_pages:
-            observe_site(RawDocument(body=page.raw, id=page.name), sites, settings=settings)
+            raw = RawDocument(body=page.raw, id=page.name, url=urls[page.name])
+            observe_site(raw, sites, settings=settings)
         for label, with_sites in (("without site evidence", None), ("with site evidence", sites)):
             f1s, noise = [], []
             for page in test:
                 doc = clean_document(
-                    RawDocument(body=page.raw, id=page.name),
+                    RawDocument(body=page.raw, id=page.name, url=urls[page.name]),
                     settings=settings, model=model, sites=with_sites, learn_site=False,
                 )  # fmt: skip
                 alignment = align_words(doc.text, page.gold)
@@ -99,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                 if alignment.output_words:
                     noise.append(1 - alignment.aligned / alignment.output_words)
             rows.append((mode, label, statistics.mean(f1s), statistics.mean(noise)))
+        if args.no_throughput:
+            continue
         # throughput as a stream sees it: learn as you go, over every page of the chosen sites,
         # with the URL a crawler sends (here: the one the page declares, found beforehand)
         # (best of three interleaved runs each: the machine's other load only adds time)
