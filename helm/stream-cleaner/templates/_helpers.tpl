@@ -143,6 +143,7 @@ STREAM_CLEANER_SITE_MIN_SHARE: {{ .Values.siteTemplates.minShare | toString | qu
 STREAM_CLEANER_SITE_MAX_SITES: {{ .Values.siteTemplates.maxSites | int64 | toString | quote }}
 STREAM_CLEANER_MODE: {{ .Values.cleaner.mode | quote }}
 STREAM_CLEANER_SENTENCE_FILTER: {{ .Values.cleaner.sentenceFilter | quote }}
+STREAM_CLEANER_MULTILINGUAL_LABELLER: {{ .Values.cleaner.multilingualLabeller | quote }}
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
 STREAM_CLEANER_PARSER: {{ .Values.cleaner.parser | quote }}
 STREAM_CLEANER_MAX_DOCUMENT_BYTES: {{ .Values.cleaner.maxDocumentBytes | int64 | toString | quote }}
@@ -152,6 +153,9 @@ STREAM_CLEANER_MODEL_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mount
 {{- end }}
 {{- if .Values.model.labellerFile }}
 STREAM_CLEANER_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.labellerFile | quote }}
+{{- end }}
+{{- if .Values.model.multilingualLabellerFile }}
+STREAM_CLEANER_MULTILINGUAL_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.multilingualLabellerFile | quote }}
 {{- end }}
 {{- with .Values.model.languageFiles }}
 {{- $dir := trimSuffix "/" $.Values.model.mountPath }}
