@@ -6,8 +6,10 @@ features here need a block's tag path, depth and text only (and its link density
 parser knows it):
 
 - markup: counts of the `TOP_TAGS` (the 40 most frequent tags in the tag paths of the English
-  CleanEval training split, MultiBoilerNet's top-k tag vector) in the block's path, the depth,
-  the last tag, tags closed and opened since the previous block, link density;
+  CleanEval training split, MultiBoilerNet's top-k tag vector) in the block's path, the depth
+  and the depth less the page's median (Japanese pages nest far deeper than 2007 English ones),
+  the share of the page's blocks on the same tag path (menus and footers repeat one path), the
+  last tag, tags closed and opened since the previous block, link density;
 - text, by Unicode character class rather than by word: characters and display width (a CJK
   character is two columns wide, as in a terminal), the share of letters (marks included, so
   Thai vowel signs count as letters), digits, sentence-ending punctuation (``.!?`` and the CJK
@@ -22,7 +24,9 @@ No stopword, word list, case or language model: `LANGUAGE_FEATURES` are such fea
 apart only to measure (bench/multilingual.py) what they cost a model that must transfer.
 
 The classifier is a LightGBM tree ensemble exported as `labeller.TreeEnsemble` arrays
-(`models/labeller-multilingual.json`); `MultilingualLabeller.predict(blocks)` labels a page.
+(`models/labeller-multilingual.json`: three boosters trained with different seeds, their trees
+merged so that the sum is their mean score, since one seed's zero-shot figures swing by up to
+0.05); `MultilingualLabeller.predict(blocks)` labels a page.
 """
 
 from __future__ import annotations
@@ -112,6 +116,8 @@ _OWN = (
     + [f"last_{tag}" for tag in ("a", "span", "td", "li", "p", "div", "option", "font", "b")]
     + [
         "depth",
+        "depth_rel",
+        "path_share",
         "in_link",
         "link_density",
         "tags_closed",
@@ -238,6 +244,8 @@ def page_features(
         if depths is not None
         else np.array([len(tags) for tags in path_tags], dtype=np.float64)[ids]
     )
+    own[:, col["depth_rel"]] = own[:, col["depth"]] - np.median(own[:, col["depth"]])
+    own[:, col["path_share"]] = np.bincount(ids)[ids] / n
     links = np.asarray(link_densities, dtype=np.float64) if link_densities is not None else in_link
     own[:, col["link_density"]] = links
     previous = np.concatenate(([-1], ids[:-1]))

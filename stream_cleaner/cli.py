@@ -22,6 +22,7 @@ from . import __version__
 from .evaluate import LAYOUTS, SPLITS
 from .settings import (
     MODES,
+    MULTILINGUAL_LABELLERS,
     PARSERS,
     SENTENCE_FILTERS,
     CleanerSettings,
@@ -504,6 +505,18 @@ def _add_cleaner_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--labeller", dest="labeller_path", help="a train-labeller model file")
     p.add_argument(
+        "--multilingual-labeller",
+        choices=MULTILINGUAL_LABELLERS,
+        help="in corpus/article mode, on which pages the language-independent multilingual "
+        "labeller must also call a block content: auto (corpus-mode pages in a language "
+        "without a model; default), on (every page), off",
+    )
+    p.add_argument(
+        "--multilingual-labeller-file",
+        dest="multilingual_labeller_path",
+        help="a multilingual labeller model file (default: the bundled one)",
+    )
+    p.add_argument(
         "--max-perplexity",
         type=float,
         dest="max_sentence_perplexity",
@@ -557,6 +570,8 @@ def _settings_from(base: CleanerSettings, args: argparse.Namespace) -> CleanerSe
         mode=args.mode,
         sentence_filter=args.sentence_filter,
         labeller_path=args.labeller_path,
+        multilingual_labeller=args.multilingual_labeller,
+        multilingual_labeller_path=args.multilingual_labeller_path,
     )
 
 

@@ -11,7 +11,9 @@ language without a model gets no perplexity (``None``; ``log10_prob`` 0, its tok
 counted) and is never dropped as ``high_perplexity``: with no model, the paper's filter has
 nothing to say, so perplexity mode keeps it unless it has no words. Site templates still
 apply, and in corpus/article mode the labeller decides from its language-independent
-features, its perplexity features set to neutral values (`labeller.UNSCORED_LOG_PPL`).
+features, its perplexity features set to neutral values (`labeller.UNSCORED_LOG_PPL`). In
+corpus mode the multilingual labeller (`block_features`, language-independent features only)
+must also call a block content on such a page (``settings.multilingual_labeller``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
+from .block_features import load_multilingual
 from .decide import DropReason, ErrorReason, decide_sentences
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
@@ -83,7 +86,9 @@ def clean_document(
         each.model  # noqa: B018 - load now: a missing model is a set-up error, not a page error
     identifier().model  # noqa: B018 - and the language identifier's
     if settings.mode != "perplexity":
-        load_labeller(settings.mode, settings.labeller_path)  # the same for the labeller
+        load_labeller(settings.mode, settings.labeller_path)  # the same for the labellers
+        if settings.multilingual_labeller != "off":
+            load_multilingual(settings.multilingual_labeller_path)
     run = _Run(raw, settings, model, models)
     run.sites, run.learn_site = sites, learn_site
     try:
@@ -330,6 +335,8 @@ class _Run:
                 labeller_path=self.labeller_path, site_evidence=self.site_evidence,
             )  # fmt: skip
             max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
+            if self._multilingual_applies():
+                content = self._multilingual_content(blocks, content)
             self.block_kinds = tuple(kinds)
             t = self._lap("label", t)
         log10_probs = [score[0] for score in scores]
@@ -364,6 +371,23 @@ class _Run:
                 kept_by_block.setdefault(b, []).append(text)
         self.block_texts = list(map(join_sentences, kept_by_block.values()))
         self._lap("decide", t)
+
+    def _multilingual_applies(self) -> bool:
+        """Whether the multilingual labeller has a say on this page's blocks (see
+        ``settings.multilingual_labeller``): ``auto`` in corpus mode when no model scores the
+        page's language."""
+        choice = self.settings.multilingual_labeller
+        if choice != "auto":
+            return choice == "on"
+        code = self.language.code
+        return self.settings.mode == "corpus" and code != UNKNOWN and code not in self.models
+
+    def _multilingual_content(self, blocks: list[Block], content: list[bool]) -> list[bool]:
+        """The blocks both the mode's labeller (``content``) and the multilingual labeller
+        call content: on pages without a model, the pair beat either alone
+        (bench/multilingual_pipeline.py)."""
+        labeller = load_multilingual(self.settings.multilingual_labeller_path)
+        return [a and b for a, b in zip(content, labeller.predict(blocks), strict=True)]
 
     def _score_sentences(
         self, texts: list[str], languages: list[str]

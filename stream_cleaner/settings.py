@@ -20,6 +20,13 @@ MODE_DEFAULT = "corpus"
 # (its file records the limit chosen on its training data, or none), on = max_sentence_perplexity,
 # off = none.
 SENTENCE_FILTERS = ("auto", "on", "off")
+# On which pages the language-independent multilingual labeller (`block_features`) must also
+# call a block content for it to be kept: auto = corpus-mode pages whose language has no
+# language model (the corpus labeller then sees no perplexity), on = every page of the
+# labeller's modes, off = none. Chosen by bench/multilingual_pipeline.py: on pages without a
+# model the pair beats either labeller alone in corpus mode, and loses to the article labeller
+# alone in article mode.
+MULTILINGUAL_LABELLERS = ("auto", "on", "off")
 
 # Chosen on CleanEval dev only: `python bench/threshold.py` prints the table behind it.
 MAX_SENTENCE_PERPLEXITY_DEFAULT = 3000.0
@@ -50,6 +57,12 @@ class CleanerSettings:
             (``train-labeller --site-features``; see `pipeline`); by default the mode's
             bundled ``labeller-MODE-sites.json`` where there is one and ``labeller_path`` is
             not set.
+        multilingual_labeller: in the labeller's modes, on which pages a block is kept only
+            when the multilingual labeller also calls it content: ``auto`` (corpus-mode pages
+            in a language without a language model), ``on`` (every page) or ``off`` (none);
+            see `MULTILINGUAL_LABELLERS`.
+        multilingual_labeller_path: a multilingual labeller file (bench/multilingual.py
+            ``--save``) instead of the bundled one.
         models: language models by language, ``"de=/m/de.klm,fr=/m/fr.klm"`` (ISO 639-1
             codes, as `language.identifier` names them). Each block is scored by the model of
             its language; blocks of a language without one get no perplexity (see
@@ -66,6 +79,8 @@ class CleanerSettings:
     labeller_path: str | None = None
     site_labeller_path: str | None = None
     models: str = ""
+    multilingual_labeller: str = "auto"
+    multilingual_labeller_path: str | None = None
 
     def __post_init__(self) -> None:
         english = self.model_paths().get("en")  # raises for a malformed models string
@@ -80,6 +95,11 @@ class CleanerSettings:
         if self.sentence_filter not in SENTENCE_FILTERS:
             raise ValueError(
                 f"sentence_filter must be one of {SENTENCE_FILTERS}, not {self.sentence_filter!r}"
+            )
+        if self.multilingual_labeller not in MULTILINGUAL_LABELLERS:
+            raise ValueError(
+                f"multilingual_labeller must be one of {MULTILINGUAL_LABELLERS}, "
+                f"not {self.multilingual_labeller!r}"
             )
         if self.parser not in PARSERS:
             raise ValueError(f"parser must be one of {PARSERS}, not {self.parser!r}")

@@ -116,7 +116,7 @@ def test_shipped_model_labels_a_chinese_page_from_the_parser():
 
 
 def test_shipped_model_is_small_and_documented():
-    assert MULTILINGUAL_MODEL.stat().st_size < 500_000
+    assert MULTILINGUAL_MODEL.stat().st_size < 800_000  # three boosters of 200 trees
     meta = json.loads(
         MULTILINGUAL_MODEL.with_name(MULTILINGUAL_MODEL.name + ".meta.json").read_text()
     )
@@ -157,5 +157,5 @@ def test_zero_shot_macro_f1_on_chinese_pages():
         pred = labeller.predict_features(page_features(paths, texts)).astype(int)
         f1s.append([_f1(labels, pred, 0), _f1(labels, pred, 1)])
     assert len(f1s) == 50
-    # MultiBoilerNet's macro F1: per-page class F1, page mean, class mean (measured 0.841)
+    # MultiBoilerNet's macro F1: per-page class F1, page mean, class mean (measured 0.897)
     assert float(np.mean(f1s)) > 0.82

@@ -208,6 +208,83 @@ def test_the_labeller_sees_neutral_perplexity_for_unscored_blocks():
     assert sum(len(t) for t in kept) > 0.8 * sum(map(len, PAGES["de"][3]))
 
 
+@pytest.mark.parametrize("code", ["de", "zh", "ja", "th", "ar", "ru"])
+def test_corpus_mode_without_a_model_keeps_the_article_and_drops_menu_and_footer(code):
+    # the default, multilingual_labeller="auto": the corpus labeller and the multilingual
+    # labeller must both call a block content on a page in a language without a model
+    _, _, menu, paragraphs = PAGES[code]
+    doc = clean_document(raw(code), settings=settings("corpus"))
+    assert doc.language.code == code
+    for paragraph in paragraphs:
+        assert paragraph in doc.text, (paragraph[:30], doc.text[:300])
+    kept = {s.text for s in doc.sentences if s.keep}
+    assert not set(menu) & kept, set(menu) & kept
+    assert not any("2024" in text for text in kept)  # the footer's copyright line
+    dropped = {s.text for s in doc.sentences if not s.keep}
+    assert set(menu) <= dropped and all(s.reason for s in doc.sentences if not s.keep)
+
+
+def _drop_all_labeller(tmp_path) -> str:
+    """The shipped multilingual labeller with a threshold no block reaches."""
+    import json
+
+    from stream_cleaner.block_features import MULTILINGUAL_MODEL
+
+    spec = json.loads(MULTILINGUAL_MODEL.read_text(encoding="utf-8"))
+    spec["threshold"] = 1e9
+    path = tmp_path / "drop-all.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    return str(path)
+
+
+def test_the_multilingual_labeller_has_a_say_only_where_no_model_scores_the_page(tmp_path):
+    # a multilingual labeller that calls every block boilerplate shows where it is used
+    veto = _drop_all_labeller(tmp_path)
+    german = raw("de")
+    article_text = PAGES["de"][3][0]
+
+    def kept(page, **options):
+        options.setdefault("mode", "corpus")
+        doc = clean_document(
+            page, settings=CleanerSettings(multilingual_labeller_path=veto, **options)
+        )
+        return doc
+
+    # auto, corpus mode, German without a model: nothing survives the veto
+    vetoed = kept(german)
+    assert vetoed.text == "" and vetoed.dropped.get(DropReason.BOILERPLATE, 0) > 0
+    # ...and everything does when it is off, when German has a model, or in article mode
+    assert article_text in kept(german, multilingual_labeller="off").text
+    with_model = kept(german, models=f"de={TINY}", max_sentence_perplexity=1e9)
+    assert article_text in with_model.text
+    assert article_text in kept(german, mode="article").text
+    # an English page has the default model: auto leaves it exactly as off does
+    english = (SAMPLES / "news-article.html").read_bytes()
+    auto, off = kept(english), kept(english, multilingual_labeller="off")
+    assert auto.language.code == "en" and auto.text and auto.text == off.text
+    assert [s.keep for s in auto.sentences] == [s.keep for s in off.sentences]
+    # on: every page, English included
+    assert kept(english, multilingual_labeller="on").text == ""
+
+
+def test_the_multilingual_labeller_setting_comes_from_cli_and_environment(monkeypatch):
+    from stream_cleaner.cli import _settings, parse_args
+
+    assert CleanerSettings().multilingual_labeller == "auto"
+    with pytest.raises(ValueError, match="multilingual_labeller"):
+        CleanerSettings(multilingual_labeller="sometimes")
+    monkeypatch.setenv("STREAM_CLEANER_MULTILINGUAL_LABELLER", "off")
+    monkeypatch.setenv("STREAM_CLEANER_MULTILINGUAL_LABELLER_PATH", "/m/ml.json")
+    chosen = _settings(parse_args(["clean", "x.html"]))
+    assert (chosen.multilingual_labeller, chosen.multilingual_labeller_path) == (
+        "off",
+        "/m/ml.json",
+    )
+    args = ["clean", "x.html", "--multilingual-labeller", "on", "--multilingual-labeller-file", "a"]
+    chosen = _settings(parse_args(args))
+    assert (chosen.multilingual_labeller, chosen.multilingual_labeller_path) == ("on", "a")
+
+
 def test_models_setting_is_parsed_and_english_is_the_default_model():
     assert parse_models("de=/m/de.klm, fr=/m/fr.klm,") == {"de": "/m/de.klm", "fr": "/m/fr.klm"}
     assert parse_models("") == {}

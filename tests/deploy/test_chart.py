@@ -197,6 +197,8 @@ def test_every_setting_reaches_the_worker() -> None:
             sentence_filter="on",
             labeller_path="/srv/models/labeller-article.json",
             site_labeller_path="/srv/models/labeller-article-sites.json",
+            multilingual_labeller="on",
+            multilingual_labeller_path="/srv/models/labeller-multilingual.json",
             max_sentence_perplexity=1500.5,
             parser="html5lib",
             model_path="/srv/models/en.klm",

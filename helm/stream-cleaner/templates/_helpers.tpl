@@ -148,6 +148,7 @@ STREAM_CLEANER_WORKER_WARMUP_SECONDS: {{ .Values.siteTemplates.warmupSeconds | t
 STREAM_CLEANER_WORKER_WARMUP_MAX_PAGES: {{ .Values.siteTemplates.warmupMaxPages | int64 | toString | quote }}
 STREAM_CLEANER_MODE: {{ .Values.cleaner.mode | quote }}
 STREAM_CLEANER_SENTENCE_FILTER: {{ .Values.cleaner.sentenceFilter | quote }}
+STREAM_CLEANER_MULTILINGUAL_LABELLER: {{ .Values.cleaner.multilingualLabeller | quote }}
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
 STREAM_CLEANER_PARSER: {{ .Values.cleaner.parser | quote }}
 STREAM_CLEANER_MAX_DOCUMENT_BYTES: {{ .Values.cleaner.maxDocumentBytes | int64 | toString | quote }}
@@ -160,6 +161,9 @@ STREAM_CLEANER_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mo
 {{- end }}
 {{- if .Values.model.siteLabellerFile }}
 STREAM_CLEANER_SITE_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.siteLabellerFile | quote }}
+{{- end }}
+{{- if .Values.model.multilingualLabellerFile }}
+STREAM_CLEANER_MULTILINGUAL_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.multilingualLabellerFile | quote }}
 {{- end }}
 {{- with .Values.model.languageFiles }}
 {{- $dir := trimSuffix "/" $.Values.model.mountPath }}

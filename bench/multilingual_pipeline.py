@@ -1,0 +1,204 @@
+"""Which labeller should decide the blocks of a page whose language has no language model:
+measured through the whole pipeline (`clean_document`), not on the labellers' own features.
+
+No labelled non-English HTML is in the data: the MultiBoilerNet sets are CSVs, one row per
+text node (its tag path, text and label). Each page is rebuilt as HTML from its rows (each
+row's path opened as nested elements, consecutive rows sharing their common prefix; a row with
+the same path as the one before starts a new element at its deepest block tag), cleaned by
+`clean_document`, and each row is predicted content when its text comes out kept (rows are
+found in the kept/dropped sentence stream in order, whitespace ignored; a row that does not
+come out, such as text in ``<svg>`` or ``<noscript>``, which the parser skips, is predicted
+boilerplate). The metric is bench/multilingual.py's MultiBoilerNet macro F1 over rows.
+
+Two questions, two data sets:
+
+1. Non-Latin scripts without a model: MultiBoilerNet's Chinese (cleaneval/zh), Japanese (jp)
+   and Thai (thai) sets, with the English CleanEval test rows (which have a model) beside them.
+2. Latin-script languages without a model (German, French... have none by default): the
+   Dragnet pages of the ``train`` split (neither labeller was trained on them; the article
+   labeller was, so its figures there are in-sample), cleaned as if no model existed for
+   their language, scored by word alignment as bench/quality.py does.
+
+What it decided (``multilingual_labeller="auto"``): in corpus mode a block of a page without
+a model is kept when both the corpus labeller (its perplexity features neutral) and the
+multilingual labeller call it content; the pair beats either alone on the Dragnet split and on
+average over Chinese, Japanese and Thai. In article mode the article labeller alone is better.
+
+    PYTHONPATH=$PWD .venv/bin/python bench/multilingual_pipeline.py [--multilingual-labeller F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from multilingual import PAPER, Page, load_set, scores_of
+
+from stream_cleaner import CleanerSettings, pipeline
+from stream_cleaner.block_features import load_multilingual
+from stream_cleaner.document import RawDocument
+from stream_cleaner.evaluate import clean_pages, read_pages, score_outputs
+from stream_cleaner.parse import BLOCK_TAGS
+
+ROOT = Path(__file__).resolve().parent.parent
+SETS = {"en (cleaneval/test)": "cleaneval/test", "zh": "cleaneval/zh", "jp": "jp", "thai": "thai"}
+# Elements that hold no child elements (void) or only text (raw text, RCDATA)
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+_TEXT_ONLY = frozenset("title textarea script style xmp iframe noembed noframes plaintext".split())
+
+
+def page_html(page: Page) -> str:
+    """The page's rows as one HTML document (see the module's docstring)."""
+    out: list[str] = []
+    stack: list[str] = []
+    previous: list[str] | None = None
+    for path, text in zip(page.paths, page.texts, strict=True):
+        tags = [t for t in path.split() if t not in _VOID and t.isalnum()]
+        for i, tag in enumerate(tags):
+            if tag in _TEXT_ONLY:
+                del tags[i + 1 :]
+                break
+        common = 0
+        for a, b in zip(stack, tags, strict=False):
+            if a != b:
+                break
+            common += 1
+        if tags == previous:  # a sibling: a new element at the deepest block tag
+            blocks = [i for i, tag in enumerate(tags) if tag in BLOCK_TAGS and i >= 2]
+            common = min(common, blocks[-1] if blocks else len(tags) - 1)
+        while len(stack) > common:
+            out.append(f"</{stack.pop()}>")
+        for tag in tags[common:]:
+            out.append(f"<{tag}>")
+            stack.append(tag)
+        out.append(html.escape(text, quote=False))
+        previous = tags
+    while stack:
+        out.append(f"</{stack.pop()}>")
+    return '<!DOCTYPE html><meta charset="utf-8">' + "".join(out)
+
+
+def row_predictions(page: Page, settings: CleanerSettings) -> tuple[np.ndarray, int]:
+    """Content (1) or not per row, from what `clean_document` keeps; and the rows not found."""
+    doc = pipeline.clean_document(
+        RawDocument(body=page_html(page), id=page.name), settings=settings
+    )
+    stream: list[str] = []
+    kept: list[bool] = []
+    for s in doc.sentences:
+        chars = "".join(s.text.split())
+        stream.append(chars)
+        kept.extend([s.keep] * len(chars))
+    joined = "".join(stream)
+    keep = np.array(kept, dtype=bool)
+    preds = np.zeros(len(page.texts), dtype=np.int64)
+    cursor = missing = 0
+    for i, text in enumerate(page.texts):
+        chars = "".join(text.split())
+        if not chars:
+            continue
+        at = joined.find(chars, cursor)
+        if at < 0:
+            at = joined.find(chars)
+        if at < 0:
+            missing += 1
+            continue
+        preds[i] = keep[at : at + len(chars)].mean() > 0.5
+        cursor = at + len(chars)
+    return preds, missing
+
+
+def _alone(run: pipeline._Run, blocks: list, content: list[bool]) -> list[bool]:
+    """The multilingual labeller's verdicts alone (a variant, measured only)."""
+    return load_multilingual(run.settings.multilingual_labeller_path).predict(blocks)
+
+
+VARIANTS: dict[str, tuple[dict, Callable | None]] = {
+    "perplexity mode": ({"mode": "perplexity"}, None),
+    "mode's labeller, neutral perplexity (before)": ({"multilingual_labeller": "off"}, None),
+    "multilingual labeller alone": ({"multilingual_labeller": "auto"}, _alone),
+    "both must keep (auto)": ({"multilingual_labeller": "auto"}, None),
+}
+_ORIGINAL = pipeline._Run._multilingual_content
+
+
+def run_variant(settings: CleanerSettings, patch: Callable | None, fn: Callable):
+    if patch is not None:
+        pipeline._Run._multilingual_content = patch
+    try:
+        return fn(settings)
+    finally:
+        pipeline._Run._multilingual_content = _ORIGINAL
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dragnet", default=str(ROOT / ".cache/data/dragnet"))
+    parser.add_argument(
+        "--multilingual-labeller", help="a multilingual labeller file (default: the shipped one)"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="pages per set (quick runs)")
+    args = parser.parse_args()
+
+    print("## 1. MultiBoilerNet rows through clean_document (macro F1 over rows)\n")
+    print("| set | pages | rows not found | variant | macro F1 | pooled | content F1 | paper |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|")
+    for label, name in SETS.items():
+        pages = load_set(name)[: args.limit]
+        for variant, (options, patch) in VARIANTS.items():
+            settings = CleanerSettings(
+                **options, multilingual_labeller_path=args.multilingual_labeller
+            )
+
+            def predict(s: CleanerSettings, pages: list[Page] = pages) -> list:
+                return [row_predictions(p, s) for p in pages]
+
+            found = run_variant(settings, patch, predict)
+            preds = [f[0] for f in found]
+            missing = sum(f[1] for f in found)
+            r = scores_of(pages, preds)
+            paper = PAPER.get(label, ("-",))[0]
+            print(
+                f"| {label} | {len(pages)} | {missing} | {variant} | {r['macro']:.3f} "
+                f"| {r['pooled']:.3f} | {r['content']:.3f} | {paper} |",
+                flush=True,
+            )
+
+    print("\n## 2. Dragnet train split as a language without a model (word alignment F1)\n")
+    pages = [p for p in read_pages(args.dragnet, split="train") if p.gold is not None]
+    pages = pages[: args.limit]
+    scored = pipeline._Run._score_sentences
+    applies = pipeline._Run._multilingual_applies
+
+    def no_model(run, texts, languages):  # every sentence in a language without a model
+        return scored(run, texts, ["zz"] * len(texts))
+
+    def as_unmodelled(run: pipeline._Run) -> bool:
+        return run.settings.multilingual_labeller != "off"
+
+    print(f"{len(pages)} pages\n")
+    print("| mode | variant | F1 | pooled F1 |")
+    print("|---|---|---:|---:|")
+    for mode in ("corpus", "article"):
+        for variant, (options, patch) in VARIANTS.items():
+            if variant == "perplexity mode":
+                continue
+            settings = CleanerSettings(
+                **{**options, "mode": mode}, multilingual_labeller_path=args.multilingual_labeller
+            )
+            pipeline._Run._score_sentences = no_model
+            pipeline._Run._multilingual_applies = as_unmodelled
+            try:
+                outputs = run_variant(settings, patch, lambda s: clean_pages(pages, s))
+            finally:
+                pipeline._Run._score_sentences = scored
+                pipeline._Run._multilingual_applies = applies
+            summary, _ = score_outputs(pages, outputs)
+            print(f"| {mode} | {variant} | {summary.f1:.4f} | {summary.micro_f1:.4f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
