@@ -193,6 +193,62 @@ def test_native_text_features_equal_numpy(native, monkeypatch):
         assert np.array_equal(fast, slow, equal_nan=True), texts
 
 
+def _page_features_and_reference(blocks, sentences, block_of, scores, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import labeller
+
+    log10_probs, n_tokens, n_oov = zip(*scores, strict=True) if scores else ((), (), ())
+    options = {"log10_probs": log10_probs, "n_tokens": n_tokens, "n_oov": n_oov}
+    fast = labeller.block_features(blocks, sentences, block_of, **options)
+    with monkeypatch.context() as patched:
+        patched.setattr(labeller, "native_module", lambda name: None)
+        slow = labeller.block_features(blocks, sentences, block_of, **options)
+    assert fast.shape == slow.shape == (len(blocks), len(labeller.FEATURE_NAMES))
+    # bit for bit: the same operations in the same order, numpy's logarithms
+    return fast.tobytes() == slow.tobytes() and np.array_equal(fast, slow)
+
+
+def test_native_page_features_equal_numpy_on_random_pages(native, monkeypatch):
+    rnd = random.Random(13)
+    paths = ["html body div p", "html body div ul li a", "html body table tr td", "html body",
+             "html body nav ul li", "html body div div span", "html body form select"]  # fmt: skip
+    tags = ["p", "li", "td", "div", "h2", "option", "pre", "x-custom"]
+    words = ["the", "Cat", "1.", "-", "\u2022", "www.x.com", "12/05", ":", "\u6771", "Home", "."]
+    for _ in range(300):
+        n = rnd.randint(1, 30)
+        blocks = []
+        for i in range(n):
+            path = rnd.choice(paths)
+            text = " ".join(rnd.choices(words, k=rnd.randint(1, 12)))
+            in_link = "a" in path.split()
+            flags = (in_link, "h2" in path, "li" in path, "td" in path, "form" in path)
+            blocks.append(Block(i, text, rnd.choice(tags), path, len(path.split()),
+                                rnd.choice([0.0, 0.5, 1.0]), *flags))  # fmt: skip
+        sentences, block_of, scores = [], [], []
+        for block in blocks:  # 0 to 3 sentences per block: empty blocks between full ones
+            for _ in range(rnd.choice([0, 1, 1, 2, 3])):
+                sentences.append(rnd.choice([block.text, block.text + ".", "x"]))
+                block_of.append(block.index)
+                tokens = rnd.randint(0, 9)
+                scores.append((-rnd.random() * 5 * (tokens + 1), tokens, rnd.randint(0, tokens)))
+        assert _page_features_and_reference(blocks, sentences, block_of, scores, monkeypatch)
+
+
+@pytest.mark.slow
+def test_native_page_features_equal_numpy_on_cleaneval_dev(native, default_model, monkeypatch):
+    for path in sorted(cleaneval_dir("dev").glob("*.html")):
+        blocks = parse.parse_blocks(decode_body(path.read_bytes()).text)
+        if not blocks:
+            continue
+        sentences, block_of = segment.split_blocks([b.text for b in blocks],
+                                                   [b.index for b in blocks])  # fmt: skip
+        scores = default_model.score_texts(sentences)
+        assert _page_features_and_reference(blocks, sentences, block_of, scores, monkeypatch), (
+            path.name
+        )
+
+
 def test_modules_built_for_other_versions_are_not_used():
     assert version_mismatch({"selectolax": "0.0.1"}) == (
         "built for selectolax 0.0.1, but "
