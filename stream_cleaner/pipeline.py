@@ -26,7 +26,7 @@ from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .labeller import block_kinds, label_blocks, load_labeller, unscored_score
 from .language import UNDETERMINED, UNKNOWN, identifier
-from .lm import LanguageModel, SentenceScore, load_model, normalize_many, perplexity
+from .lm import LanguageModel, SentenceScore, load_model, normalize_many
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
 from .segment import join_sentences, split_blocks
 from .settings import CleanerSettings
@@ -205,6 +205,8 @@ class _Run:
         self.learn_site = True
         self.template_blocks: frozenset[int] = frozenset()
         self.block_kinds: tuple[str, ...] = ()
+        # (total log10 p, tokens, kept log10 p, kept tokens, drops by reason), once decided
+        self.totals: tuple[float, int, float, int, Counter[str]] | None = None
 
     def _lap(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -294,10 +296,12 @@ class _Run:
             max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
             self.block_kinds = tuple(kinds)
             t = self._lap("label", t)
-        log10_probs = [score[0] for score in scores]
-        n_tokens = [score[1] for score in scores]
-        n_oovs = [score[2] for score in scores]
-        perplexities = list(map(perplexity, log10_probs, n_tokens))
+        log10_probs, n_tokens, n_oovs = zip(*scores, strict=True) if scores else ((), (), ())
+        # lm.perplexity, inline: a function call per sentence costs more than the formula
+        perplexities = [
+            10.0 ** (-lp / (n + 1)) if n > 0 else None
+            for lp, n in zip(log10_probs, n_tokens, strict=True)
+        ]
         for i in unscored:
             perplexities[i] = None
         decisions = decide_sentences(texts, perplexities, max_sentence_perplexity=max_ppl)
@@ -320,6 +324,20 @@ class _Run:
             texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons, languages
         )  # fmt: skip
         self.sentences = list(map(ScoredSentence, *columns))
+        # the document's sums, as `result` would make them from the sentences, from the columns
+        total_lp = kept_lp = 0.0
+        total_n = kept_n = 0
+        for lp, n, ppl, keep in zip(log10_probs, n_tokens, perplexities, keeps, strict=True):
+            if ppl is not None:
+                total_lp += lp
+                total_n += n + 1
+                if keep:
+                    kept_lp += lp
+                    kept_n += n + 1
+        dropped = Counter(
+            reason or "unknown" for keep, reason in zip(keeps, reasons, strict=True) if not keep
+        )
+        self.totals = (total_lp, total_n, kept_lp, kept_n, dropped)
         kept_by_block: dict[int, list[str]] = {}
         for text, b, keep in zip(texts, block_of, keeps, strict=True):
             if keep:
@@ -357,18 +375,21 @@ class _Run:
         return scores, unscored
 
     def result(self) -> CleanedDocument:
-        total_lp = kept_lp = 0.0
-        total_n = kept_n = 0
-        dropped: Counter[str] = Counter()
-        for s in self.sentences:
-            if s.perplexity is not None:
-                total_lp += s.log10_prob
-                total_n += s.n_tokens + 1
-                if s.keep:
-                    kept_lp += s.log10_prob
-                    kept_n += s.n_tokens + 1
-            if not s.keep:
-                dropped[s.reason or "unknown"] += 1
+        if self.totals is not None and self.error is None:
+            total_lp, total_n, kept_lp, kept_n, dropped = self.totals
+        else:
+            total_lp = kept_lp = 0.0
+            total_n = kept_n = 0
+            dropped = Counter()
+            for s in self.sentences:
+                if s.perplexity is not None:
+                    total_lp += s.log10_prob
+                    total_n += s.n_tokens + 1
+                    if s.keep:
+                        kept_lp += s.log10_prob
+                        kept_n += s.n_tokens + 1
+                if not s.keep:
+                    dropped[s.reason or "unknown"] += 1
         self.seconds["total"] = time.perf_counter() - self.started
         return CleanedDocument(
             id=self.raw.id,
