@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ._native import native_module
+
 
 class DropReason:
     """Why a sentence was dropped."""
@@ -66,14 +68,19 @@ def decide_sentences(
     keep: tuple[bool, None] = (True, None)
     no_words = (False, DropReason.NO_WORDS)
     too_high = (False, DropReason.HIGH_PERPLEXITY)
-    letter = _LETTER.search
+    fast = native_module("sentences")
+    if fast is not None:
+        words = fast.has_words(texts if isinstance(texts, list) else list(texts))
+    else:
+        letter = _LETTER.search
+        words = [letter(text) is not None for text in texts]
     return [
         no_words
-        if letter(text) is None
+        if not has
         else keep
         if ppl is None
         else too_high
         if ppl > max_sentence_perplexity
         else keep
-        for text, ppl in zip(texts, perplexities, strict=True)
+        for has, ppl in zip(words, perplexities, strict=True)
     ]

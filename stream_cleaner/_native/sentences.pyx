@@ -101,3 +101,30 @@ def split_blocks(list texts, list indexes, frozenset abbreviations):
     for b in range(len(texts)):
         _split(<str> texts[b], sentences, block_of, indexes[b], abbreviations)
     return sentences, block_of
+
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISALNUM(Py_UCS4 c)
+    bint Py_UNICODE_ISDECIMAL(Py_UCS4 c)
+
+
+def has_words(list texts):
+    """`decide.has_words` of each text: whether it holds a character of the reference's
+    ``[^\\W\\d_]``, which for the re module is a word character (``str.isalnum``'s, as
+    ``Py_UNICODE_ISALNUM`` tells) that is neither a decimal digit nor ``_``."""
+    cdef list found = []
+    cdef str text
+    cdef Py_UCS4 c
+    cdef bint letter
+    for text in texts:
+        letter = False
+        for c in text:
+            if c < 128:
+                if (u"a" <= c <= u"z") or (u"A" <= c <= u"Z"):
+                    letter = True
+                    break
+            elif Py_UNICODE_ISALNUM(c) and not Py_UNICODE_ISDECIMAL(c):
+                letter = True
+                break
+        found.append(letter)
+    return found
