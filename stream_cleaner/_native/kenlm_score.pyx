@@ -117,6 +117,8 @@ cdef class PageScorer:
         if type(kenlm_model) is not kenlm.Model:
             raise TypeError(f"expected a kenlm.Model, not {type(kenlm_model).__name__}")
         self.kenlm_model = kenlm_model
+        if _N_FOLD == 0:
+            _load_fold_table()
         self.model = (<sc_KenlmModelObject *> <PyObject *> kenlm_model).model
         self.vocab = &self.model.BaseVocabulary()
         if self.vocab_slots == NULL:
@@ -220,45 +222,46 @@ cdef class PageScorer:
         return scores
 
     def score_texts(self, list texts, score_type, normalize_many):
-        """`score_many` of ``normalize_many(texts)``, normalising ASCII texts here.
+        """`score_many` of ``normalize_many(texts)``, normalising most texts here.
 
         ASCII is what most sentences are, and its normalisation is simple: lower-case, digits
         to 0, ` to ', every punctuation or control character a token of its own, white space (as
-        ``str.split`` sees it) collapsed. Other texts go through ``normalize_many``, the
-        reference, in one call.
+        ``str.split`` sees it) collapsed. A text whose other characters are all typographic
+        variants that ``lm._FOLD`` folds to ASCII (’ “ ” – — … and the no-break space: most of
+        English's non-ASCII text) is normalised the same way after folding them, which is what
+        the reference does to it. Other texts go through ``normalize_many``, the reference, in
+        one call.
         """
         cdef list scores = [None] * len(texts), others = [], other_at = []
         cdef string buffer
         cdef const char *data
         cdef Py_ssize_t length, i, t
-        cdef unsigned char c
-        cdef int kind, previous
+        cdef int previous, folded
+        cdef bint foldable
+        cdef Py_UCS4 c
         for t in range(len(texts)):
             text = <str> texts[t]
-            if not text.isascii():
-                others.append(text)
-                other_at.append(t)
-                continue
-            data = PyUnicode_AsUTF8AndSize(text, &length)
             buffer.clear()
             previous = SPACE
-            for i in range(length):
-                c = <unsigned char> data[i]
-                kind = _ASCII_KIND[c]
-                if kind == SPACE:
-                    previous = SPACE
+            if text.isascii():
+                data = PyUnicode_AsUTF8AndSize(text, &length)
+                for i in range(length):
+                    _push_ascii(buffer, <unsigned char> data[i], &previous)
+            else:
+                foldable = True
+                for c in text:
+                    if c < 128:
+                        _push_ascii(buffer, <unsigned char> c, &previous)
+                        continue
+                    folded = _fold_to_ascii(c)
+                    if folded < 0:
+                        foldable = False
+                        break
+                    _push_ascii(buffer, <unsigned char> folded, &previous)
+                if not foldable:
+                    others.append(text)
+                    other_at.append(t)
                     continue
-                if buffer.size() and (kind == PUNCT or previous != WORD):
-                    buffer.push_back(b" ")  # a new token
-                if kind == WORD:
-                    if b"A" <= c <= b"Z":
-                        c += 32
-                    elif b"1" <= c <= b"9":
-                        c = b"0"
-                elif c == b"`":
-                    c = b"'"  # folded as lm._FOLD does
-                previous = kind
-                buffer.push_back(<char> c)
             if buffer.size() == 0:
                 scores[t] = _make(score_type, (0.0, 0, 0))
             else:
@@ -267,6 +270,54 @@ cdef class PageScorer:
             for t, score in zip(other_at, self.score_many(normalize_many(others), score_type)):
                 scores[t] = score
         return scores
+
+
+cdef inline void _push_ascii(string &buffer, unsigned char c, int *previous) noexcept:
+    """Add one ASCII character to a normalised sentence: lower-cased, digits as 0, ` as ',
+    punctuation a token of its own, white space (as ``str.split`` sees it) between tokens."""
+    cdef int kind = _ASCII_KIND[c]
+    if kind == SPACE:
+        previous[0] = SPACE
+        return
+    if buffer.size() and (kind == PUNCT or previous[0] != WORD):
+        buffer.push_back(b" ")  # a new token
+    if kind == WORD:
+        if b"A" <= c <= b"Z":
+            c += 32
+        elif b"1" <= c <= b"9":
+            c = b"0"
+    elif c == b"`":
+        c = b"'"  # folded as lm._FOLD does
+    previous[0] = kind
+    buffer.push_back(<char> c)
+
+
+# lm._FOLD's entries whose source is not ASCII and whose target is one ASCII character
+cdef Py_UCS4 _FOLD_FROM[64]
+cdef int _FOLD_TO[64]
+cdef int _N_FOLD = 0
+
+
+cdef inline int _fold_to_ascii(Py_UCS4 c) noexcept:
+    """The ASCII character ``lm._FOLD`` folds ``c`` to, or -1."""
+    cdef int k
+    for k in range(_N_FOLD):
+        if _FOLD_FROM[k] == c:
+            return _FOLD_TO[k]
+    return -1
+
+
+def _load_fold_table():
+    global _N_FOLD
+    from stream_cleaner.lm import _FOLD  # the reference's table, so the two cannot drift
+
+    _N_FOLD = 0
+    for source, target in _FOLD.items():
+        if len(source) == 1 and ord(source) >= 128 and len(target) == 1 and ord(target) < 128:
+            if _N_FOLD < 64:
+                _FOLD_FROM[_N_FOLD] = ord(source)
+                _FOLD_TO[_N_FOLD] = ord(target)
+                _N_FOLD += 1
 
 
 cdef inline object _make(score_type, tuple values):
