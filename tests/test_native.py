@@ -65,6 +65,24 @@ def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
     assert not any("hidden template" in text or text == "no" for text in paths)
 
 
+def test_native_walk_collapses_white_space_as_str_split_does(native):
+    """Text nodes full of white space of every kind (and characters that only look blank):
+    each block's text is the words of its nodes joined by one space, as the reference's
+    " ".join(text.split()) makes it."""
+    rnd = random.Random(17)
+    pieces = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0", "\u1680",
+              "\u2000", "\u2028", "\u3000", "\u200b", "\ufeff", "\x01", "a", "B", "\u00e9",
+              "\u6771", "\U0001f600", "x y", "&nbsp;", "&#x2003;"]  # fmt: skip
+    tags = ["p", "span", "b", "div", "a", "li"]
+    for _ in range(300):
+        body = "".join(
+            f"<{tag}>{''.join(rnd.choices(pieces, k=rnd.randint(0, 8)))}</{tag}>"
+            for tag in rnd.choices(tags, k=rnd.randint(1, 12))
+        )
+        reference, fast = _walks(f"<html><body>{body}</body></html>")
+        assert fast == reference, body
+
+
 @pytest.mark.slow
 def test_native_walk_split_and_scoring_equal_the_reference_on_cleaneval_dev(native, default_model):
     scorer = native["kenlm_score"].PageScorer(default_model.model)

@@ -110,6 +110,68 @@ cdef inline bint _ascii_blank(const lxb_char_t *data, size_t length):
     return True
 
 
+cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) nogil
+    void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value) nogil
+    bint Py_UNICODE_ISSPACE(Py_UCS4 c) nogil
+
+
+cdef str _collapse(list parts):
+    """``" ".join("".join(parts).split())`` without a string per word: the words of the
+    parts (split at white space as ``str.split`` sees it), one space between them."""
+    cdef Py_ssize_t size = 0, i, length, at = 0
+    cdef Py_UCS4 c, maxchar = 0
+    cdef bint in_word = False, started = False
+    cdef int kind, out_kind
+    cdef void *data
+    cdef void *out_data
+    cdef str part
+    for part in parts:  # the size and widest character of the result
+        kind = PyUnicode_KIND(part)
+        data = PyUnicode_DATA(part)
+        length = len(part)
+        for i in range(length):
+            c = PyUnicode_READ(kind, data, i)
+            if Py_UNICODE_ISSPACE(c):
+                in_word = False
+                continue
+            if not in_word:
+                if started:
+                    size += 1
+                in_word = started = True
+            size += 1
+            if c > maxchar:
+                maxchar = c
+    if size == 0:
+        return ""
+    if started and size > 1 and maxchar < 32:
+        maxchar = 32  # the separating spaces
+    out = PyUnicode_New(size, maxchar)
+    out_kind = PyUnicode_KIND(out)
+    out_data = PyUnicode_DATA(out)
+    in_word = started = False
+    for part in parts:
+        kind = PyUnicode_KIND(part)
+        data = PyUnicode_DATA(part)
+        length = len(part)
+        for i in range(length):
+            c = PyUnicode_READ(kind, data, i)
+            if Py_UNICODE_ISSPACE(c):
+                in_word = False
+                continue
+            if not in_word:
+                if started:
+                    PyUnicode_WRITE(out_kind, out_data, at, 32)
+                    at += 1
+                in_word = started = True
+            PyUnicode_WRITE(out_kind, out_data, at, c)
+            at += 1
+    return <str> out
+
+
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
                 table_tags, form_tags, deadline, timeout_error):
     """The blocks of a parsed page, exactly as `parse._walk` cuts them.
@@ -150,7 +212,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
 
     def flush():
         nonlocal n_chars, link_chars, lca
-        text = " ".join("".join(parts).split())
+        text = _collapse(parts)
         parts.clear()
         if text:
             key = tuple(path[:lca])
