@@ -28,7 +28,7 @@ from .labeller import block_kinds, label_blocks, load_labeller, unscored_score
 from .language import UNDETERMINED, UNKNOWN, identifier
 from .lm import LanguageModel, SentenceScore, load_model, normalize_many
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
-from .segment import join_sentences, split_blocks
+from .segment import join_kept, split_blocks
 from .settings import CleanerSettings
 from .sites import SiteTemplates, find_page_url, site_of
 
@@ -338,11 +338,7 @@ class _Run:
             reason or "unknown" for keep, reason in zip(keeps, reasons, strict=True) if not keep
         )
         self.totals = (total_lp, total_n, kept_lp, kept_n, dropped)
-        kept_by_block: dict[int, list[str]] = {}
-        for text, b, keep in zip(texts, block_of, keeps, strict=True):
-            if keep:
-                kept_by_block.setdefault(b, []).append(text)
-        self.block_texts = list(map(join_sentences, kept_by_block.values()))
+        self.block_texts = join_kept(texts, block_of, keeps)
         self._lap("decide", t)
 
     def _score_sentences(

@@ -146,6 +146,22 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
         assert normalize_many([text]) == normalize_many(["caf\u00e9 \u00b4 \u6771", text])[1:]
 
 
+def test_native_join_kept_equals_the_reference(native, monkeypatch):
+    rnd = random.Random(19)
+    pieces = ["Mr. Smith.", "\u6771\u4eac\u3002", "\u300d", "ok", "caf\u00e9!", "x\uff1f", "a b"]
+    for _ in range(2000):
+        n = rnd.randint(0, 12)
+        sentences = rnd.choices(pieces, k=n)
+        block_of = sorted(rnd.choices(range(6), k=n))
+        if rnd.random() < 0.1:
+            rnd.shuffle(block_of)  # out of order: the native version hands over to the reference
+        keeps = [rnd.random() < 0.7 for _ in range(n)]
+        fast = segment.join_kept(sentences, block_of, keeps)
+        with monkeypatch.context() as patched:
+            patched.setattr(segment, "native_module", lambda name: None)
+            assert fast == segment.join_kept(sentences, block_of, keeps), (sentences, block_of)
+
+
 def test_native_block_signatures_equal_the_reference(native, monkeypatch):
     from stream_cleaner import sites
 

@@ -128,3 +128,41 @@ def has_words(list texts):
                 break
         found.append(letter)
     return found
+
+
+def join_kept(list sentences, list block_of, list keeps, frozenset cjk_ends):
+    """`segment.join_kept`: per block with a kept sentence, in order, its kept sentences
+    joined as `segment.join_sentences` joins them. None when ``block_of`` decreases somewhere
+    (the caller then takes the reference, which groups by dict)."""
+    cdef Py_ssize_t n = len(sentences), s
+    cdef list texts = [], group = []
+    cdef object current = None
+    if not len(block_of) == len(keeps) == n:
+        raise ValueError("one block index and one decision per sentence")
+    for s in range(n):
+        b = block_of[s]
+        if current is not None and b < current:
+            return None
+        if not keeps[s]:
+            continue
+        if group and b != current:
+            texts.append(_join(group, cjk_ends))
+            group = []
+        current = b
+        group.append(sentences[s])
+    if group:
+        texts.append(_join(group, cjk_ends))
+    return texts
+
+
+cdef str _join(list group, frozenset cjk_ends):
+    """`segment.join_sentences`: one space between sentences, none after a CJK full stop."""
+    cdef str joined = " ".join(group)
+    cdef Py_ssize_t i
+    if len(group) == 1 or joined.isascii():
+        return joined
+    parts = [group[0]]
+    for i in range(1, len(group)):
+        before = <str> group[i - 1]
+        parts.append(group[i] if before[len(before) - 1] in cjk_ends else " " + group[i])
+    return "".join(parts)
