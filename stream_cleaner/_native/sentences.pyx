@@ -11,6 +11,12 @@ the same sentences.
 from cpython.unicode cimport Py_UNICODE_ISLOWER, Py_UNICODE_ISSPACE
 
 
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) nogil
+
+
 cdef inline bint _final(Py_UCS4 c):
     return c == u"." or c == u"!" or c == u"?" or c == u"…"
 
@@ -44,34 +50,35 @@ cdef bint _is_abbreviation(str text, Py_ssize_t start, Py_ssize_t dot, frozenset
 cdef void _split(str text, list out, list block_of, object index, frozenset abbreviations):
     cdef Py_ssize_t n = len(text), p = 0, i, j, k, w, start = 0, end
     cdef Py_UCS4 c
-    cdef bint found
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
     while p < n:
-        c = text[p]
+        c = PyUnicode_READ(kind, data, p)
         if _final(c):
             i = p
             j = i + 1
-            while j < n and _final(text[j]):
+            while j < n and _final(PyUnicode_READ(kind, data, j)):
                 j += 1
             k = j
-            while k < n and _closer(text[k]):
+            while k < n and _closer(PyUnicode_READ(kind, data, k)):
                 k += 1
             w = k
-            while w < n and Py_UNICODE_ISSPACE(text[w]):
+            while w < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, w)):
                 w += 1
             if w == k or w == n:  # no white space, or nothing after it: not a boundary here
                 p = i + 1
                 continue
             p = w + 1  # the match consumed the first character of what follows
-            if Py_UNICODE_ISLOWER(text[w]):
+            if Py_UNICODE_ISLOWER(PyUnicode_READ(kind, data, w)):
                 continue
-            if text[i] == u"." and _is_abbreviation(text, start, i, abbreviations):
+            if PyUnicode_READ(kind, data, i) == 46 and _is_abbreviation(text, start, i, abbreviations):
                 continue
             end = w
         elif _cjk_stop(c):
             k = p + 1
-            while k < n and _cjk_stop(text[k]):
+            while k < n and _cjk_stop(PyUnicode_READ(kind, data, k)):
                 k += 1
-            while k < n and _cjk_closer(text[k]):
+            while k < n and _cjk_closer(PyUnicode_READ(kind, data, k)):
                 k += 1
             p = end = k
         else:
