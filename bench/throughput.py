@@ -300,6 +300,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
     parser.add_argument(
+        "--cpu",
+        type=int,
+        default=BENCH_CPU,
+        metavar="N",
+        help="the CPU the process pins itself to (default: %(default)s)",
+    )
+    parser.add_argument(
         "--verbose",
         action="store_true",
         help="let the systems log (by default their warnings would flood the terminal)",
@@ -330,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Peers log a warning or a traceback per odd page (boilerpy3, readability); writing
         # those to the terminal would be timed too, and would bury the table.
         logging.disable(logging.ERROR)
-    affinity = pin_to_one_core()
+    affinity = pin_to_one_core(args.cpu)
     pages = load_cleaneval(args.split)[: args.limit]
     input_bytes = sum(len(p.raw) for p in pages)
     print(
