@@ -16,11 +16,14 @@ features, its perplexity features set to neutral values (`labeller.UNSCORED_LOG_
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
+from ._native import native_module
 from .decide import DropReason, ErrorReason, decide_sentences
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
@@ -323,7 +326,7 @@ class _Run:
         columns = (
             texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons, languages
         )  # fmt: skip
-        self.sentences = list(map(ScoredSentence, *columns))
+        self.sentences = make_sentences(columns)
         # the document's sums, as `result` would make them from the sentences, from the columns
         total_lp = kept_lp = 0.0
         total_n = kept_n = 0
@@ -404,6 +407,19 @@ class _Run:
             block_kinds=self.block_kinds,
             language=self.language,
         )
+
+
+_SENTENCE_FIELDS = tuple(field.name for field in dataclasses.fields(ScoredSentence))
+
+
+def make_sentences(columns: Sequence[Sequence[Any]]) -> list[ScoredSentence]:
+    """``list(map(ScoredSentence, *columns))``, the columns in field order; natively (the
+    instances' slots written directly, which is all the dataclass's ``__init__`` does) when
+    built."""
+    fast = native_module("sentences")
+    if fast is not None:
+        return fast.make_records(ScoredSentence, _SENTENCE_FIELDS, list(columns))
+    return list(map(ScoredSentence, *columns))
 
 
 def _sentence_limit(settings: CleanerSettings, trained: float | None) -> float:

@@ -162,6 +162,45 @@ def test_native_join_kept_equals_the_reference(native, monkeypatch):
             assert fast == segment.join_kept(sentences, block_of, keeps), (sentences, block_of)
 
 
+def test_native_make_records_equals_calling_the_class(native):
+    import dataclasses
+    import gc
+
+    from stream_cleaner.document import ScoredSentence
+
+    make = native["sentences"].make_records
+    names = tuple(field.name for field in dataclasses.fields(ScoredSentence))
+    columns = [[f"s{i}" for i in range(50)], list(range(50)), [-1.5] * 50, [3] * 50, [0] * 50,
+               [None, 12.5] * 25, [True, False] * 25, [None, "high_perplexity"] * 25,
+               ["en"] * 50]  # fmt: skip
+    made = make(ScoredSentence, names, columns)
+    assert made == list(map(ScoredSentence, *columns))
+    assert all(type(record) is ScoredSentence and gc.is_tracked(record) for record in made)
+    assert make(ScoredSentence, names, [[] for _ in names]) == []
+    blocks = [[0, 1], ["a", "b"], ["p", "li"], ["html body p", "html body ul li"], [3, 5],
+              [0.0, 1.0], [False, True], [False] * 2, [False, True], [False] * 2,
+              [False] * 2]  # fmt: skip
+    block_names = tuple(field.name for field in dataclasses.fields(Block))
+    assert make(Block, block_names, blocks) == list(map(Block, *blocks))
+
+    # classes whose __init__ does more than write slots are called instead
+    @dataclasses.dataclass(slots=True)
+    class Checked:
+        value: int
+
+        def __post_init__(self) -> None:
+            self.value += 1
+
+    @dataclasses.dataclass
+    class WithDict:
+        value: int
+
+    for cls in (Checked, WithDict):
+        assert make(cls, ("value",), [[1, 2]]) == [cls(1), cls(2)]
+    uneven = [column[:2] for column in columns[:-1]] + [["en"]]  # map stops at the shortest
+    assert make(ScoredSentence, names, uneven) == list(map(ScoredSentence, *uneven))
+
+
 def test_native_block_signatures_equal_the_reference(native, monkeypatch):
     from stream_cleaner import sites
 

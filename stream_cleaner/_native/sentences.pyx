@@ -173,3 +173,107 @@ cdef str _join(list group, frozenset cjk_ends):
         before = <str> group[i - 1]
         parts.append(group[i] if before[len(before) - 1] in cjk_ends else " " + group[i])
     return "".join(parts)
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char *name
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+    ctypedef struct PyTypeObject:
+        PyObject *(*tp_alloc)(PyTypeObject *, Py_ssize_t)
+    ctypedef struct PyObject:
+        pass
+    enum: T_OBJECT_EX
+    enum: READONLY
+    void Py_INCREF(object o)
+
+
+from cpython.ref cimport PyObject as _Object
+
+cdef dict _SLOT_OFFSETS = {}
+
+
+cdef tuple _slot_offsets(type cls, tuple names):
+    """The offsets of a slots dataclass's fields, when building one by writing them is what
+    its ``__init__`` does (plain generated ``__init__``, no ``__post_init__``, writable
+    object slots, ``object.__new__``); None otherwise."""
+    import dataclasses
+    import types
+
+    key = (cls, names)
+    if key in _SLOT_OFFSETS:
+        return _SLOT_OFFSETS[key]
+    offsets = None
+    try:
+        fields = dataclasses.fields(cls)
+        plain = (
+            type(cls) is type
+            and cls.__new__ is object.__new__
+            and not hasattr(cls, "__post_init__")
+            and "__dict__" not in dir(cls)
+            and tuple(f.name for f in fields) == names
+            and all(f.init for f in fields)
+        )
+        if plain:
+            found = []
+            for name in names:
+                descriptor = cls.__dict__[name]
+                if type(descriptor) is not types.MemberDescriptorType:
+                    raise TypeError(name)
+                member = (<PyMemberDescrObject *> <_Object *> descriptor).d_member
+                if member.type != T_OBJECT_EX or member.flags & READONLY:
+                    raise TypeError(name)
+                found.append(member.offset)
+            offsets = tuple(found)
+    except (TypeError, KeyError, AttributeError):
+        offsets = None
+    _SLOT_OFFSETS[key] = offsets
+    return offsets
+
+
+def make_records(type cls, tuple names, list columns):
+    """``list(map(cls, *columns))`` for a slots dataclass whose fields are ``names``: each
+    instance allocated and its slots written directly when that is all ``__init__`` would
+    do (`_slot_offsets`), else by calling the class."""
+    cdef tuple offsets = _slot_offsets(cls, names)
+    cdef Py_ssize_t n_fields = len(names), n, i, k
+    cdef list records
+    cdef PyObject *record
+    cdef PyObject **slot
+    if offsets is None or len(columns) != n_fields:
+        return list(map(cls, *columns))
+    n = len(columns[0]) if n_fields else 0
+    for column in columns:
+        if len(column) != n:
+            return list(map(cls, *columns))  # the class raises as the reference would
+    cdef Py_ssize_t[32] at
+    if n_fields > 32:
+        return list(map(cls, *columns))
+    for k in range(n_fields):
+        at[k] = offsets[k]
+    cols = [list(column) for column in columns]
+    records = [None] * n
+    for i in range(n):
+        record = (<PyTypeObject *> cls).tp_alloc(<PyTypeObject *> cls, 0)
+        if record == NULL:
+            raise MemoryError()
+        obj = <object> record  # a new reference, which obj now owns...
+        Py_DECREF_raw(record)  # ...so drop tp_alloc's
+        for k in range(n_fields):
+            value = (<list> cols[k])[i]
+            Py_INCREF(value)
+            slot = <PyObject **> ((<char *> record) + at[k])
+            slot[0] = <PyObject *> <_Object *> value
+        records[i] = obj
+    return records
+
+
+cdef extern from *:
+    """
+    static inline void Py_DECREF_raw(PyObject *o) { Py_DECREF(o); }
+    """
+    void Py_DECREF_raw(PyObject *o)
