@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ._native import native_module
-from .decide import DropReason, ErrorReason, decide_sentences
+from .decide import DropReason, ErrorReason, decide_page
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .labeller import block_kinds, label_blocks, load_labeller, unscored_score
@@ -299,48 +299,16 @@ class _Run:
             max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
             self.block_kinds = tuple(kinds)
             t = self._lap("label", t)
-        log10_probs, n_tokens, n_oovs = zip(*scores, strict=True) if scores else ((), (), ())
-        # lm.perplexity, inline: a function call per sentence costs more than the formula
-        perplexities = [
-            10.0 ** (-lp / (n + 1)) if n > 0 else None
-            for lp, n in zip(log10_probs, n_tokens, strict=True)
-        ]
-        for i in unscored:
-            perplexities[i] = None
-        decisions = decide_sentences(texts, perplexities, max_sentence_perplexity=max_ppl)
-        if content is not None or self.template_blocks:
-            # block-level verdicts first: the site's template, then the labeller's boilerplate
-            template = self.template_blocks
-            as_template = (False, DropReason.SITE_TEMPLATE)
-            as_boilerplate = (False, DropReason.BOILERPLATE)
-            decisions = [
-                as_template
-                if b in template
-                else as_boilerplate
-                if content is not None and not content[b]
-                else decision
-                for b, decision in zip(block_of, decisions, strict=True)
-            ]
-        keeps = [decision[0] for decision in decisions]
-        reasons = [decision[1] for decision in decisions]
-        columns = (
-            texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons, languages
+        columns, totals, dropped = decide_page(
+            texts, block_of, scores, unscored=unscored, max_sentence_perplexity=max_ppl,
+            content=content, template=self.template_blocks,
         )  # fmt: skip
-        self.sentences = make_sentences(columns)
-        # the document's sums, as `result` would make them from the sentences, from the columns
-        total_lp = kept_lp = 0.0
-        total_n = kept_n = 0
-        for lp, n, ppl, keep in zip(log10_probs, n_tokens, perplexities, keeps, strict=True):
-            if ppl is not None:
-                total_lp += lp
-                total_n += n + 1
-                if keep:
-                    kept_lp += lp
-                    kept_n += n + 1
-        dropped = Counter(
-            reason or "unknown" for keep, reason in zip(keeps, reasons, strict=True) if not keep
-        )
-        self.totals = (total_lp, total_n, kept_lp, kept_n, dropped)
+        log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons = columns
+        self.sentences = make_sentences(
+            (texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons,
+             languages)
+        )  # fmt: skip
+        self.totals = (*totals, Counter(dropped))
         self.block_texts = join_kept(texts, block_of, keeps)
         self._lap("decide", t)
 

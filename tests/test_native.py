@@ -201,6 +201,33 @@ def test_native_make_records_equals_calling_the_class(native):
     assert make(ScoredSentence, names, uneven) == list(map(ScoredSentence, *uneven))
 
 
+def test_native_decide_page_equals_the_reference(native, monkeypatch):
+    from stream_cleaner import decide
+
+    rnd = random.Random(23)
+    texts_pool = ["Hello there.", "123 456", "--", "caf\u00e9", "\u00b2", "_", "\u6771", ""]
+    for _ in range(3000):
+        n = rnd.randint(0, 15)
+        texts = rnd.choices(texts_pool, k=n)
+        block_of = sorted(rnd.choices(range(5), k=n))
+        scores = []
+        for _ in range(n):
+            tokens = rnd.choice([0, 0, 1, 3, 12])
+            scores.append((-rnd.random() * 4.0 * (tokens + 1), tokens, rnd.randint(0, tokens)))
+        options = {
+            "unscored": set(rnd.sample(range(n), k=rnd.randint(0, n // 3))) if n else set(),
+            "max_sentence_perplexity": rnd.choice([50.0, 3000.0, float("inf")]),
+            "content": [rnd.random() < 0.6 for _ in range(5)] if rnd.random() < 0.5 else None,
+            "template": frozenset(rnd.sample(range(5), k=rnd.randint(0, 2))),
+        }
+        fast = decide.decide_page(texts, block_of, scores, **options)
+        with monkeypatch.context() as patched:
+            patched.setattr(decide, "native_module", lambda name: None)
+            slow = decide.decide_page(texts, block_of, scores, **options)
+        assert fast == slow, (texts, scores, options)
+        assert list(fast[2]) == list(slow[2])  # drop reasons in the same order
+
+
 def test_native_block_signatures_equal_the_reference(native, monkeypatch):
     from stream_cleaner import sites
 

@@ -277,3 +277,69 @@ cdef extern from *:
     static inline void Py_DECREF_raw(PyObject *o) { Py_DECREF(o); }
     """
     void Py_DECREF_raw(PyObject *o)
+
+
+cdef extern from "math.h":
+    double pow(double x, double y) nogil
+    bint isinf(double x) nogil
+
+
+def decide_page(list texts, list block_of, list scores, unscored, double max_perplexity,
+                content, template, str no_words, str too_high, str site_template,
+                str boilerplate):
+    """`decide.decide_page` in one pass: the same columns, sums and counts (its Python code
+    is the reference; tests compare both)."""
+    cdef Py_ssize_t n = len(texts), i
+    cdef double lp, x, ppl_value, total_lp = 0.0, kept_lp = 0.0
+    cdef long long tokens, total_n = 0, kept_n = 0
+    cdef bint keep, has, block_level = content is not None or bool(template)
+    cdef list log10_probs = [], n_tokens = [], n_oovs = [], perplexities = []
+    cdef list keeps = [], reasons = [], words
+    cdef dict dropped = {}
+    if len(block_of) != n or len(scores) != n:
+        raise ValueError("one block index and one score per sentence")
+    words = has_words(texts)
+    for i in range(n):
+        lp_object, n_object, oov_object = scores[i]
+        log10_probs.append(lp_object)
+        n_tokens.append(n_object)
+        n_oovs.append(oov_object)
+        tokens = n_object
+        ppl = None
+        if tokens > 0:
+            x = -(<double> lp_object) / <double> (tokens + 1)
+            ppl_value = pow(10.0, x)
+            if isinf(ppl_value) and not isinf(x):
+                raise OverflowError("(34, 'Numerical result out of range')")
+            ppl = ppl_value
+        if unscored and i in unscored:
+            ppl = None
+        perplexities.append(ppl)
+        if not words[i]:
+            keep, reason = False, no_words
+        elif ppl is None:
+            keep, reason = True, None
+        elif ppl_value > max_perplexity:
+            keep, reason = False, too_high
+        else:
+            keep, reason = True, None
+        if block_level:
+            b = block_of[i]
+            if b in template:
+                keep, reason = False, site_template
+            elif content is not None and not content[b]:
+                keep, reason = False, boilerplate
+        keeps.append(keep)
+        reasons.append(reason)
+        if ppl is not None:
+            lp = lp_object
+            total_lp += lp
+            total_n += tokens + 1
+            if keep:
+                kept_lp += lp
+                kept_n += tokens + 1
+        if not keep:
+            key = reason or "unknown"
+            dropped[key] = dropped.get(key, 0) + 1
+    columns = (log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)
+    return columns, (total_lp, total_n, kept_lp, kept_n), dropped
