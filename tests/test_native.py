@@ -316,6 +316,9 @@ def test_native_page_features_equal_numpy_on_random_pages(native, monkeypatch):
              "html body nav ul li", "html body div div span", "html body form select"]  # fmt: skip
     tags = ["p", "li", "td", "div", "h2", "option", "pre", "x-custom"]
     words = ["the", "Cat", "1.", "-", "\u2022", "www.x.com", "12/05", ":", "\u6771", "Home", "."]
+    # bullet shapes and near misses, letters that fold to a-z, non-ASCII digits
+    words += ["o", "O", "a)", "12)", "123.", "1234.", "K.", "\u212a.", "\u017f)", "\u0663.", "*",
+              "+", ">", "\u00bb", "\u00b7", "x\u00a0", "7\u3000", "ab."]  # fmt: skip
     for _ in range(300):
         n = rnd.randint(1, 30)
         blocks = []

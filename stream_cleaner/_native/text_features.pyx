@@ -228,6 +228,38 @@ cdef extern from "Python.h":
     bint Py_UNICODE_ISSPACE(Py_UCS4 c)
 
 
+cdef bint _may_be_bullet(str text):
+    """False when `labeller._BULLET` (``(?:[-*•·»>+o]|\\d{1,3}[.)]|[a-z][.)])\\s``, ignoring
+    case) cannot match: it needs white space among the 2nd to 5th characters, and after an
+    ASCII first character one of its three shapes. Other first characters (non-ASCII
+    digits, and letters that fold to a-z) are left to the regex."""
+    cdef Py_ssize_t length = len(text), j
+    cdef Py_UCS4 first, second
+    cdef bint spaced = False
+    for j in range(1, 5 if length > 5 else length):
+        if Py_UNICODE_ISSPACE(text[j]):
+            spaced = True
+            break
+    if not spaced:
+        return False
+    first = text[0]
+    if first >= 128:
+        return True
+    second = text[1]  # length >= 2: a space was found after the first character
+    if first == u"-" or first == u"*" or first == u">" or first == u"+":
+        return Py_UNICODE_ISSPACE(second)
+    if (first == u"o" or first == u"O") and Py_UNICODE_ISSPACE(second):
+        return True
+    if u"0" <= first <= u"9":  # \d{1,3}[.)]: the mark is the 2nd, 3rd or 4th character
+        for j in range(1, 4 if length > 4 else length):
+            if text[j] == u"." or text[j] == u")":
+                return True
+        return False
+    if (u"a" <= first <= u"z") or (u"A" <= first <= u"Z"):  # [a-z][.)]
+        return second == u"." or second == u")"
+    return False
+
+
 def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, n_oov,
                   dict col, Py_ssize_t n_own, const long[::1] context_index, tuple offsets,
                   dict tag_group_of, path_info, const long[::1] ascii_class,
@@ -461,20 +493,10 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     cdef dict seen = {}
     for text in texts:
         seen[text] = seen.get(text, 0) + 1
-    cdef Py_ssize_t length
-    cdef bint spaced
     for i in range(n):
         text = <str> texts[i]
         own[i, c_dup] = <long> seen[text] - 1
-        # a bullet is one to three characters and a space: no space among the second to
-        # fifth characters, no need to ask the regex
-        length = len(text)
-        spaced = False
-        for j in range(1, 5 if length > 5 else length):
-            if Py_UNICODE_ISSPACE(text[j]):
-                spaced = True
-                break
-        own[i, c_bullet] = 1.0 if spaced and bullet_match(text) is not None else 0.0
+        own[i, c_bullet] = 1.0 if _may_be_bullet(text) and bullet_match(text) is not None else 0.0
 
     # position, and the run of blocks in one container
     total = <double> total_chars if total_chars else 1.0
