@@ -23,7 +23,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -54,12 +54,15 @@ class PassResult:
         empty: pages for which the system returned no text, failures included.
         failures_by_reason: failures by stream-cleaner error reason, or under the peer's name.
         texts: the text the system returned for each input, in order (quality.py scores it).
+        stage_seconds: stream-cleaner only: seconds per pipeline stage summed over the pages
+            (``CleanedDocument.seconds``, ``total`` included).
     """
 
     failures: int
     empty: int
     failures_by_reason: dict[str, int]
     texts: tuple[str, ...] = ()
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,7 @@ class Row:
     failures: int
     empty: int
     failures_by_reason: dict[str, int]
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def pages_per_second(self) -> float:
@@ -134,6 +138,7 @@ def build_stream_cleaner(name: str, settings: Any = None) -> System:
 
     def run(raws: list[Any]) -> PassResult:
         reasons: Counter[str] = Counter()
+        stages: Counter[str] = Counter()
         empty = 0
         texts = []
         for raw in raws:
@@ -143,7 +148,8 @@ def build_stream_cleaner(name: str, settings: Any = None) -> System:
             if not doc.text:
                 empty += 1
             texts.append(doc.text)
-        return PassResult(reasons.total(), empty, dict(reasons), tuple(texts))
+            stages.update(doc.seconds)
+        return PassResult(reasons.total(), empty, dict(reasons), tuple(texts), dict(stages))
 
     return System(name, _installed_version("stream-cleaner"), prepare, run)
 
@@ -230,6 +236,7 @@ def measure_pass(system: System, pages: Sequence[Page]) -> tuple[Row, PassResult
         failures=result.failures,
         empty=result.empty,
         failures_by_reason=result.failures_by_reason,
+        stage_seconds=result.stage_seconds,
     )
     return row, result
 
@@ -254,6 +261,26 @@ def format_table(rows: Sequence[Row]) -> str:
             f"| {r.system} | {r.pages} | {r.seconds:.2f} | {r.pages_per_second:.1f} "
             f"| {r.megabytes_per_second:.2f} | {r.failures} | {r.empty} | {ratio} |"
         )
+    return "\n".join(lines)
+
+
+def format_stages(rows: Sequence[Row]) -> str:
+    """Milliseconds per page in each pipeline stage, one line per stream-cleaner row (the
+    stages a mode skips are blank; ``total`` is the sum the pipeline itself measured)."""
+    stages = list(dict.fromkeys(stage for r in rows for stage in r.stage_seconds))
+    if not stages:
+        return ""
+    lines = [
+        "| system | " + " | ".join(stages) + " |",
+        "|---|" + "---:|" * len(stages),
+    ]
+    for r in rows:
+        if r.stage_seconds:
+            cells = [
+                f"{1000 * r.stage_seconds[s] / r.pages:.3f}" if s in r.stage_seconds else ""
+                for s in stages
+            ]
+            lines.append(f"| {r.system} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -300,6 +327,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
     parser.add_argument(
+        "--stages",
+        action="store_true",
+        help="also print stream-cleaner's milliseconds per page in each pipeline stage",
+    )
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        default=BENCH_CPU,
+        metavar="N",
+        help="the CPU the process pins itself to (default: %(default)s)",
+    )
+    parser.add_argument(
         "--verbose",
         action="store_true",
         help="let the systems log (by default their warnings would flood the terminal)",
@@ -330,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Peers log a warning or a traceback per odd page (boilerpy3, readability); writing
         # those to the terminal would be timed too, and would bury the table.
         logging.disable(logging.ERROR)
-    affinity = pin_to_one_core()
+    affinity = pin_to_one_core(args.cpu)
     pages = load_cleaneval(args.split)[: args.limit]
     input_bytes = sum(len(p.raw) for p in pages)
     print(
@@ -359,6 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if rows:
         print(format_table(rows))
+        if args.stages and any(r.stage_seconds for r in rows):
+            print("\nms per page by stage:\n" + format_stages(rows))
         print(f"\nTotal timed: {sum(r.seconds for r in rows):.2f} s")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

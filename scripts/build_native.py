@@ -92,7 +92,8 @@ def main() -> int:
         ),
         Extension(
             "stream_cleaner._native.kenlm_score",
-            [str(NATIVE / "kenlm_score.pyx")],
+            # MurmurHash64A: the hash KenLM's vocabularies store, for the vocabulary memo
+            [str(NATIVE / "kenlm_score.pyx"), str(kenlm / "util" / "murmur_hash.cc")],
             include_dirs=[str(kenlm)],
             language="c++",
             # KENLM_MAX_ORDER sizes lm::ngram::State: it must be the kenlm module's (6)

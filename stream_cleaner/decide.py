@@ -4,7 +4,10 @@ snake_case strings that the output records carry and the metrics count."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from ._native import native_module
 
 
 class DropReason:
@@ -66,14 +69,91 @@ def decide_sentences(
     keep: tuple[bool, None] = (True, None)
     no_words = (False, DropReason.NO_WORDS)
     too_high = (False, DropReason.HIGH_PERPLEXITY)
-    letter = _LETTER.search
+    fast = native_module("sentences")
+    if fast is not None:
+        words = fast.has_words(texts if isinstance(texts, list) else list(texts))
+    else:
+        letter = _LETTER.search
+        words = [letter(text) is not None for text in texts]
     return [
         no_words
-        if letter(text) is None
+        if not has
         else keep
         if ppl is None
         else too_high
         if ppl > max_sentence_perplexity
         else keep
-        for text, ppl in zip(texts, perplexities, strict=True)
+        for has, ppl in zip(words, perplexities, strict=True)
     ]
+
+
+def decide_page(
+    texts: Sequence[str],
+    block_of: Sequence[int],
+    scores: Sequence[tuple[float, int, int]],
+    *,
+    unscored: Collection[int],
+    max_sentence_perplexity: float,
+    content: Sequence[bool] | None = None,
+    template: Collection[int] = frozenset(),
+) -> tuple[tuple[list[Any], ...], tuple[float, int, float, int], dict[str, int]]:
+    """Every decision on a page's sentences, and the page's sums, from their scores.
+
+    Each sentence's perplexity is KenLM's (``None`` without tokens, and for the positions in
+    ``unscored``, whose language has no model); `decide_sentences` decides; block-level
+    verdicts come first: a block of the site's ``template`` (`DropReason.SITE_TEMPLATE`), then
+    a block the labeller's ``content`` marks as boilerplate (`DropReason.BOILERPLATE`).
+
+    Returns:
+        The columns ``(log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)``; the
+        sums ``(log10 p, tokens, kept log10 p, kept tokens)`` over the sentences with a
+        perplexity (each sentence's tokens plus its end); and the dropped sentences by
+        reason, in order of first appearance.
+    """
+    fast = native_module("sentences")
+    if fast is not None:
+        return fast.decide_page(
+            list(texts), list(block_of), list(scores), unscored, float(max_sentence_perplexity),
+            content, template, DropReason.NO_WORDS, DropReason.HIGH_PERPLEXITY,
+            DropReason.SITE_TEMPLATE, DropReason.BOILERPLATE,
+        )  # fmt: skip
+    log10_probs, n_tokens, n_oovs = map(list, zip(*scores, strict=True)) if scores else ([], [], [])
+    # lm.perplexity, inline: a function call per sentence costs more than the formula
+    perplexities = [
+        10.0 ** (-lp / (n + 1)) if n > 0 else None
+        for lp, n in zip(log10_probs, n_tokens, strict=True)
+    ]
+    for i in unscored:
+        perplexities[i] = None
+    decisions = decide_sentences(
+        texts, perplexities, max_sentence_perplexity=max_sentence_perplexity
+    )
+    if content is not None or template:
+        as_template = (False, DropReason.SITE_TEMPLATE)
+        as_boilerplate = (False, DropReason.BOILERPLATE)
+        decisions = [
+            as_template
+            if b in template
+            else as_boilerplate
+            if content is not None and not content[b]
+            else decision
+            for b, decision in zip(block_of, decisions, strict=True)
+        ]
+    keeps = [decision[0] for decision in decisions]
+    reasons = [decision[1] for decision in decisions]
+    total_lp = kept_lp = 0.0
+    total_n = kept_n = 0
+    for lp, n, ppl, keep in zip(log10_probs, n_tokens, perplexities, keeps, strict=True):
+        if ppl is not None:
+            total_lp += lp
+            total_n += n + 1
+            if keep:
+                kept_lp += lp
+                kept_n += n + 1
+    dropped: dict[str, int] = {}
+    for keep, reason in zip(keeps, reasons, strict=True):
+        if not keep:
+            key = reason or "unknown"
+            dropped[key] = dropped.get(key, 0) + 1
+    columns = (log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)
+    return columns, (total_lp, total_n, kept_lp, kept_n), dropped

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -136,7 +137,7 @@ def decode_body(
         if declared in _SINGLE_BYTE and _is_utf8_with_non_ascii(body):
             return Decoded(body.decode("utf-8"), "utf-8", "utf-8")
         try:
-            return Decoded(body.decode(declared), declared, source)
+            return Decoded(_decode_declared(body, declared), declared, source)
         except UnicodeDecodeError:
             pass  # the declaration is wrong: fall through to detection
     try:
@@ -147,6 +148,26 @@ def decode_body(
     if mixed is not None:
         return Decoded(mixed, "utf-8", "utf-8")
     return _detect(body)
+
+
+def _decode_declared(body: bytes, codec: str) -> str:
+    """``body.decode(codec)``; an ASCII body in a single-byte charset that maps ASCII to
+    itself is decoded as ASCII, the same text without the per-byte table lookups."""
+    if body.isascii() and _ascii_is_identity(codec):
+        return body.decode("ascii")
+    return body.decode(codec)
+
+
+@functools.cache
+def _ascii_is_identity(codec: str) -> bool:
+    """Whether ``codec`` is a table-driven single-byte charset (a ``decoding_table`` in its
+    ``encodings`` module: each byte decoded on its own) whose first 128 entries are ASCII."""
+    try:
+        module = importlib.import_module(f"encodings.{codecs.lookup(codec).name.replace('-', '_')}")
+    except (ImportError, LookupError):
+        return False
+    table = getattr(module, "decoding_table", None)
+    return isinstance(table, str) and table[:128] == "".join(map(chr, range(128)))
 
 
 def _utf8_with_cp1252(body: bytes) -> str | None:

@@ -242,9 +242,33 @@ def block_features(
         log10_probs, n_tokens, n_oov: each sentence's language-model score.
     """
     n = len(blocks)
-    own = np.zeros((n, len(_OWN_FEATURES)))
     if n == 0:
         return np.zeros((0, len(FEATURE_NAMES)))
+    fast = native_module("text_features")
+    if fast is not None:
+        return fast.page_features(
+            list(blocks), list(sentences), block_of, log10_probs, n_tokens, n_oov, _INDEX,
+            len(_OWN_FEATURES), _CONTEXT_INDEX, _OFFSETS, _TAG_GROUP_OF, _path_info,
+            _ASCII_CLASS, _SENTENCE_END, _PATTERN_GROUPS, _BULLET.match, _LOW_PPL, _NO_PPL,
+        )  # fmt: skip
+    return _block_features(
+        blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
+    )
+
+
+def _block_features(
+    blocks: Sequence[Block],
+    sentences: Sequence[str],
+    block_of: Sequence[int],
+    *,
+    log10_probs: Sequence[float],
+    n_tokens: Sequence[int],
+    n_oov: Sequence[int],
+) -> np.ndarray:
+    """`block_features` in numpy and Python: the reference of ``_native/text_features.pyx``'s
+    ``page_features`` (a page with at least one block)."""
+    n = len(blocks)
+    own = np.zeros((n, len(_OWN_FEATURES)))
     texts = [b.text for b in blocks]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     col = _INDEX

@@ -138,6 +138,19 @@ class LanguageIdentifier:
             page = _UNKNOWN
         page_script = script_of(page.code) if page.code != UNKNOWN else None
         foreign = _FOREIGN[page_script].search if page_script is not None else None
+        if page_script in (None, "latin"):
+            # the loop below, for pages in Latin letters (or none): ASCII blocks keep the
+            # page's language, so only the others are looked at
+            codes = [page.code] * len(texts)
+            for i, text in enumerate(texts):
+                if text.isascii() or len(text) < MIN_BLOCK_CHARS:
+                    continue
+                if foreign is not None and foreign(text) is None:
+                    continue
+                script = dominant_script(text)
+                if script is not None and script != page_script:
+                    codes[i] = self.identify(text, max_chars=VOTE_CHARS).code
+            return page, codes
         codes = []
         for text in texts:
             if len(text) >= MIN_BLOCK_CHARS and not text.isascii():

@@ -254,6 +254,7 @@ class PerplexityModel(LanguageModel):
 
 
 _MODELS: dict[Path, LanguageModel] = {}
+_MODELS_BY_ARGUMENT: dict[str | os.PathLike[str] | None, LanguageModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -262,6 +263,9 @@ def load_model(path: str | os.PathLike[str] | None = None) -> LanguageModel:
 
     Every caller in one process gets the same object, so a worker loads its model once.
     """
+    model = _MODELS_BY_ARGUMENT.get(path)  # the pipeline asks once per page: no path walk
+    if model is not None:
+        return model
     key = Path(path or DEFAULT_MODEL_PATH).resolve()
     model = _MODELS.get(key)
     if model is None:
@@ -269,6 +273,8 @@ def load_model(path: str | os.PathLike[str] | None = None) -> LanguageModel:
             model = _MODELS.get(key)
             if model is None:
                 model = _MODELS[key] = LanguageModel(key)
+    if (path is None or os.path.isabs(path)) and len(_MODELS_BY_ARGUMENT) < 64:
+        _MODELS_BY_ARGUMENT[path] = model  # absolute: resolves the same whatever the cwd
     return model
 
 

@@ -18,14 +18,17 @@ must also call a block content on such a page (``settings.multilingual_labeller`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
+from ._native import native_module
 from .block_features import load_multilingual
-from .decide import DropReason, ErrorReason, decide_sentences
+from .decide import DropReason, ErrorReason, decide_page
 from .decode import BinaryContent, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .labeller import (
@@ -36,9 +39,9 @@ from .labeller import (
     unscored_score,
 )
 from .language import UNDETERMINED, UNKNOWN, identifier
-from .lm import LanguageModel, SentenceScore, load_model, normalize_many, perplexity
+from .lm import LanguageModel, SentenceScore, load_model, normalize_many
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
-from .segment import join_sentences, split_blocks
+from .segment import join_kept, split_blocks
 from .settings import CleanerSettings
 from .sites import PageEvidence, SiteTemplates, find_page_url, site_of
 
@@ -237,6 +240,8 @@ class _Run:
         self.site_evidence: PageEvidence | None = None
         self.labeller_path = settings.labeller_path  # the labeller that decides this page
         self.block_kinds: tuple[str, ...] = ()
+        # (total log10 p, tokens, kept log10 p, kept tokens, drops by reason), once decided
+        self.totals: tuple[float, int, float, int, Counter[str]] | None = None
 
     def _lap(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -339,37 +344,17 @@ class _Run:
                 content = self._multilingual_content(blocks, content)
             self.block_kinds = tuple(kinds)
             t = self._lap("label", t)
-        log10_probs = [score[0] for score in scores]
-        n_tokens = [score[1] for score in scores]
-        n_oovs = [score[2] for score in scores]
-        perplexities = list(map(perplexity, log10_probs, n_tokens))
-        for i in unscored:
-            perplexities[i] = None
-        decisions = decide_sentences(texts, perplexities, max_sentence_perplexity=max_ppl)
-        if content is not None or self.template_blocks:
-            # block-level verdicts first: the site's template, then the labeller's boilerplate
-            template = self.template_blocks
-            as_template = (False, DropReason.SITE_TEMPLATE)
-            as_boilerplate = (False, DropReason.BOILERPLATE)
-            decisions = [
-                as_template
-                if b in template
-                else as_boilerplate
-                if content is not None and not content[b]
-                else decision
-                for b, decision in zip(block_of, decisions, strict=True)
-            ]
-        keeps = [decision[0] for decision in decisions]
-        reasons = [decision[1] for decision in decisions]
-        columns = (
-            texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons, languages
+        columns, totals, dropped = decide_page(
+            texts, block_of, scores, unscored=unscored, max_sentence_perplexity=max_ppl,
+            content=content, template=self.template_blocks,
         )  # fmt: skip
-        self.sentences = list(map(ScoredSentence, *columns))
-        kept_by_block: dict[int, list[str]] = {}
-        for text, b, keep in zip(texts, block_of, keeps, strict=True):
-            if keep:
-                kept_by_block.setdefault(b, []).append(text)
-        self.block_texts = list(map(join_sentences, kept_by_block.values()))
+        log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons = columns
+        self.sentences = make_sentences(
+            (texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons,
+             languages)
+        )  # fmt: skip
+        self.totals = (*totals, Counter(dropped))
+        self.block_texts = join_kept(texts, block_of, keeps)
         self._lap("decide", t)
 
     def _multilingual_applies(self) -> bool:
@@ -419,18 +404,21 @@ class _Run:
         return scores, unscored
 
     def result(self) -> CleanedDocument:
-        total_lp = kept_lp = 0.0
-        total_n = kept_n = 0
-        dropped: Counter[str] = Counter()
-        for s in self.sentences:
-            if s.perplexity is not None:
-                total_lp += s.log10_prob
-                total_n += s.n_tokens + 1
-                if s.keep:
-                    kept_lp += s.log10_prob
-                    kept_n += s.n_tokens + 1
-            if not s.keep:
-                dropped[s.reason or "unknown"] += 1
+        if self.totals is not None and self.error is None:
+            total_lp, total_n, kept_lp, kept_n, dropped = self.totals
+        else:
+            total_lp = kept_lp = 0.0
+            total_n = kept_n = 0
+            dropped = Counter()
+            for s in self.sentences:
+                if s.perplexity is not None:
+                    total_lp += s.log10_prob
+                    total_n += s.n_tokens + 1
+                    if s.keep:
+                        kept_lp += s.log10_prob
+                        kept_n += s.n_tokens + 1
+                if not s.keep:
+                    dropped[s.reason or "unknown"] += 1
         self.seconds["total"] = time.perf_counter() - self.started
         return CleanedDocument(
             id=self.raw.id,
@@ -449,6 +437,19 @@ class _Run:
             block_kinds=self.block_kinds,
             language=self.language,
         )
+
+
+_SENTENCE_FIELDS = tuple(field.name for field in dataclasses.fields(ScoredSentence))
+
+
+def make_sentences(columns: Sequence[Sequence[Any]]) -> list[ScoredSentence]:
+    """``list(map(ScoredSentence, *columns))``, the columns in field order; natively (the
+    instances' slots written directly, which is all the dataclass's ``__init__`` does) when
+    built."""
+    fast = native_module("sentences")
+    if fast is not None:
+        return fast.make_records(ScoredSentence, _SENTENCE_FIELDS, list(columns))
+    return list(map(ScoredSentence, *columns))
 
 
 def _sentence_limit(settings: CleanerSettings, trained: float | None) -> float:

@@ -128,3 +128,20 @@ def join_sentences(sentences: Sequence[str]) -> str:
     for before, sentence in itertools.pairwise(sentences):
         parts.append(sentence if before[-1] in CJK_ENDS else " " + sentence)
     return "".join(parts)
+
+
+def join_kept(
+    sentences: Sequence[str], block_of: Sequence[int], keeps: Sequence[bool]
+) -> list[str]:
+    """The text of each block that kept a sentence, in order of first appearance: its kept
+    sentences joined by `join_sentences`."""
+    fast = native_module("sentences")
+    if fast is not None:
+        texts = fast.join_kept(list(sentences), list(block_of), list(keeps), CJK_ENDS)
+        if texts is not None:
+            return texts
+    kept_by_block: dict[int, list[str]] = {}
+    for text, b, keep in zip(sentences, block_of, keeps, strict=True):
+        if keep:
+            kept_by_block.setdefault(b, []).append(text)
+    return list(map(join_sentences, kept_by_block.values()))

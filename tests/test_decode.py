@@ -121,3 +121,25 @@ def test_a_few_non_ascii_bytes_in_an_english_page_mean_windows_1252():
     decoded = decode_body(raw)
     assert decoded.encoding == "cp1252"
     assert "© 2007 Example Ltd. ’" in decoded.text
+
+
+def test_ascii_pages_in_a_declared_single_byte_charset_decode_as_that_charset_would():
+    import encodings.aliases
+
+    text = "\t\n\r" + "".join(map(chr, range(32, 127))) * 3
+    exercised = 0
+    for codec in sorted(set(encodings.aliases.aliases.values())):
+        try:
+            if not codecs.lookup(codec)._is_text_encoding:
+                continue  # base64, zlib...: not charsets
+        except LookupError:
+            continue  # mbcs and the like: Windows only
+        raw = page(f'<meta charset="{codec}">', text).encode("ascii")
+        decoded = decode_body(raw)
+        if decoded.encoding == codecs.lookup(codec).name and decoded.source == "meta":
+            assert decoded.text == raw.decode(decoded.encoding), codec
+            exercised += 1
+    assert exercised >= 40  # the single-byte charsets among them
+    # EBCDIC maps ASCII bytes elsewhere: never read as ASCII
+    raw = page("", "plain words").encode("ascii")
+    assert decode_body(raw, content_type="text/html; charset=cp037").text == raw.decode("cp037")

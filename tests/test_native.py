@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from stream_cleaner import parse, segment
+from stream_cleaner import lm, parse, segment
 from stream_cleaner._native import MODULES, native_module, version_mismatch
 from stream_cleaner.decode import decode_body
 from stream_cleaner.document import Block
@@ -65,6 +65,24 @@ def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
     assert not any("hidden template" in text or text == "no" for text in paths)
 
 
+def test_native_walk_collapses_white_space_as_str_split_does(native):
+    """Text nodes full of white space of every kind (and characters that only look blank):
+    each block's text is the words of its nodes joined by one space, as the reference's
+    " ".join(text.split()) makes it."""
+    rnd = random.Random(17)
+    pieces = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0", "\u1680",
+              "\u2000", "\u2028", "\u3000", "\u200b", "\ufeff", "\x01", "a", "B", "\u00e9",
+              "\u6771", "\U0001f600", "x y", "&nbsp;", "&#x2003;"]  # fmt: skip
+    tags = ["p", "span", "b", "div", "a", "li"]
+    for _ in range(300):
+        body = "".join(
+            f"<{tag}>{''.join(rnd.choices(pieces, k=rnd.randint(0, 8)))}</{tag}>"
+            for tag in rnd.choices(tags, k=rnd.randint(1, 12))
+        )
+        reference, fast = _walks(f"<html><body>{body}</body></html>")
+        assert fast == reference, body
+
+
 @pytest.mark.slow
 def test_native_walk_split_and_scoring_equal_the_reference_on_cleaneval_dev(native, default_model):
     scorer = native["kenlm_score"].PageScorer(default_model.model)
@@ -81,9 +99,13 @@ def test_native_walk_split_and_scoring_equal_the_reference_on_cleaneval_dev(nati
             expected += found
             assert block_of.count(block.index) == len(found)
         assert sentences == expected, path.name
-        assert scorer.score_texts(sentences, SentenceScore, normalize_many) == (
-            default_model.score_many(normalize_many(sentences))
-        ), path.name
+        # against kenlm's own Model.score and vocabulary, sentence by sentence (score_many
+        # would be the native scorer again); twice, the second time from the scorer's memos
+        expected_scores = [default_model.score(n) for n in normalize_many(sentences)]
+        for _ in range(2):
+            scores = scorer.score_texts(sentences, SentenceScore, normalize_many)
+            assert scores == expected_scores, path.name
+            assert all(type(score) is SentenceScore for score in scores)
 
 
 def test_native_split_equals_the_reference_on_random_text(native):
@@ -108,13 +130,102 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
     rnd = random.Random(11)
     alphabet = [chr(c) for c in range(128) if c != 10] + ["the ", "cat ", "Sat", "42"]
     alphabet += ["caf\u00e9", "\u6771", "\u2019", "`"]
+    alphabet += list(lm._FOLD)  # texts whose only non-ASCII characters fold to ASCII, too
     texts = ["".join(rnd.choices(alphabet, k=rnd.randint(0, 16))) for _ in range(20000)]
+    # kenlm's own lookups (its Python binding ends a sentence at a NUL: those texts left out),
+    # then the same again from the scorer's warm memos
+    texts_without_nul = [text for text in texts if "\x00" not in text]
+    expected = [tiny_model.score(n) for n in normalize_many(texts_without_nul)]
+    assert scorer.score_texts(texts_without_nul, SentenceScore, normalize_many) == expected
+    assert scorer.score_texts(texts_without_nul, SentenceScore, normalize_many) == expected
     assert scorer.score_texts(texts, SentenceScore, normalize_many) == (
         tiny_model.score_many(normalize_many(texts))
     )
     # per sentence, too: a page's other sentences must not change how one is normalised
     for text in texts[:2000]:
         assert normalize_many([text]) == normalize_many(["caf\u00e9 \u00b4 \u6771", text])[1:]
+
+
+def test_native_join_kept_equals_the_reference(native, monkeypatch):
+    rnd = random.Random(19)
+    pieces = ["Mr. Smith.", "\u6771\u4eac\u3002", "\u300d", "ok", "caf\u00e9!", "x\uff1f", "a b"]
+    for _ in range(2000):
+        n = rnd.randint(0, 12)
+        sentences = rnd.choices(pieces, k=n)
+        block_of = sorted(rnd.choices(range(6), k=n))
+        if rnd.random() < 0.1:
+            rnd.shuffle(block_of)  # out of order: the native version hands over to the reference
+        keeps = [rnd.random() < 0.7 for _ in range(n)]
+        fast = segment.join_kept(sentences, block_of, keeps)
+        with monkeypatch.context() as patched:
+            patched.setattr(segment, "native_module", lambda name: None)
+            assert fast == segment.join_kept(sentences, block_of, keeps), (sentences, block_of)
+
+
+def test_native_make_records_equals_calling_the_class(native):
+    import dataclasses
+    import gc
+
+    from stream_cleaner.document import ScoredSentence
+
+    make = native["sentences"].make_records
+    names = tuple(field.name for field in dataclasses.fields(ScoredSentence))
+    columns = [[f"s{i}" for i in range(50)], list(range(50)), [-1.5] * 50, [3] * 50, [0] * 50,
+               [None, 12.5] * 25, [True, False] * 25, [None, "high_perplexity"] * 25,
+               ["en"] * 50]  # fmt: skip
+    made = make(ScoredSentence, names, columns)
+    assert made == list(map(ScoredSentence, *columns))
+    assert all(type(record) is ScoredSentence and gc.is_tracked(record) for record in made)
+    assert make(ScoredSentence, names, [[] for _ in names]) == []
+    blocks = [[0, 1], ["a", "b"], ["p", "li"], ["html body p", "html body ul li"], [3, 5],
+              [0.0, 1.0], [False, True], [False] * 2, [False, True], [False] * 2,
+              [False] * 2]  # fmt: skip
+    block_names = tuple(field.name for field in dataclasses.fields(Block))
+    assert make(Block, block_names, blocks) == list(map(Block, *blocks))
+
+    # classes whose __init__ does more than write slots are called instead
+    @dataclasses.dataclass(slots=True)
+    class Checked:
+        value: int
+
+        def __post_init__(self) -> None:
+            self.value += 1
+
+    @dataclasses.dataclass
+    class WithDict:
+        value: int
+
+    for cls in (Checked, WithDict):
+        assert make(cls, ("value",), [[1, 2]]) == [cls(1), cls(2)]
+    uneven = [column[:2] for column in columns[:-1]] + [["en"]]  # map stops at the shortest
+    assert make(ScoredSentence, names, uneven) == list(map(ScoredSentence, *uneven))
+
+
+def test_native_decide_page_equals_the_reference(native, monkeypatch):
+    from stream_cleaner import decide
+
+    rnd = random.Random(23)
+    texts_pool = ["Hello there.", "123 456", "--", "caf\u00e9", "\u00b2", "_", "\u6771", ""]
+    for _ in range(3000):
+        n = rnd.randint(0, 15)
+        texts = rnd.choices(texts_pool, k=n)
+        block_of = sorted(rnd.choices(range(5), k=n))
+        scores = []
+        for _ in range(n):
+            tokens = rnd.choice([0, 0, 1, 3, 12])
+            scores.append((-rnd.random() * 4.0 * (tokens + 1), tokens, rnd.randint(0, tokens)))
+        options = {
+            "unscored": set(rnd.sample(range(n), k=rnd.randint(0, n // 3))) if n else set(),
+            "max_sentence_perplexity": rnd.choice([50.0, 3000.0, float("inf")]),
+            "content": [rnd.random() < 0.6 for _ in range(5)] if rnd.random() < 0.5 else None,
+            "template": frozenset(rnd.sample(range(5), k=rnd.randint(0, 2))),
+        }
+        fast = decide.decide_page(texts, block_of, scores, **options)
+        with monkeypatch.context() as patched:
+            patched.setattr(decide, "native_module", lambda name: None)
+            slow = decide.decide_page(texts, block_of, scores, **options)
+        assert fast == slow, (texts, scores, options)
+        assert list(fast[2]) == list(slow[2])  # drop reasons in the same order
 
 
 def test_native_block_signatures_equal_the_reference(native, monkeypatch):
@@ -181,6 +292,65 @@ def test_native_text_features_equal_numpy(native, monkeypatch):
         slow = labeller.block_features(blocks, sentences, list(range(len(texts))), **options)
         monkeypatch.undo()
         assert np.array_equal(fast, slow, equal_nan=True), texts
+
+
+def _page_features_and_reference(blocks, sentences, block_of, scores, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import labeller
+
+    log10_probs, n_tokens, n_oov = zip(*scores, strict=True) if scores else ((), (), ())
+    options = {"log10_probs": log10_probs, "n_tokens": n_tokens, "n_oov": n_oov}
+    fast = labeller.block_features(blocks, sentences, block_of, **options)
+    with monkeypatch.context() as patched:
+        patched.setattr(labeller, "native_module", lambda name: None)
+        slow = labeller.block_features(blocks, sentences, block_of, **options)
+    assert fast.shape == slow.shape == (len(blocks), len(labeller.FEATURE_NAMES))
+    # bit for bit: the same operations in the same order, numpy's logarithms
+    return fast.tobytes() == slow.tobytes() and np.array_equal(fast, slow)
+
+
+def test_native_page_features_equal_numpy_on_random_pages(native, monkeypatch):
+    rnd = random.Random(13)
+    paths = ["html body div p", "html body div ul li a", "html body table tr td", "html body",
+             "html body nav ul li", "html body div div span", "html body form select"]  # fmt: skip
+    tags = ["p", "li", "td", "div", "h2", "option", "pre", "x-custom"]
+    words = ["the", "Cat", "1.", "-", "\u2022", "www.x.com", "12/05", ":", "\u6771", "Home", "."]
+    # bullet shapes and near misses, letters that fold to a-z, non-ASCII digits
+    words += ["o", "O", "a)", "12)", "123.", "1234.", "K.", "\u212a.", "\u017f)", "\u0663.", "*",
+              "+", ">", "\u00bb", "\u00b7", "x\u00a0", "7\u3000", "ab."]  # fmt: skip
+    for _ in range(300):
+        n = rnd.randint(1, 30)
+        blocks = []
+        for i in range(n):
+            path = rnd.choice(paths)
+            text = " ".join(rnd.choices(words, k=rnd.randint(1, 12)))
+            in_link = "a" in path.split()
+            flags = (in_link, "h2" in path, "li" in path, "td" in path, "form" in path)
+            blocks.append(Block(i, text, rnd.choice(tags), path, len(path.split()),
+                                rnd.choice([0.0, 0.5, 1.0]), *flags))  # fmt: skip
+        sentences, block_of, scores = [], [], []
+        for block in blocks:  # 0 to 3 sentences per block: empty blocks between full ones
+            for _ in range(rnd.choice([0, 1, 1, 2, 3])):
+                sentences.append(rnd.choice([block.text, block.text + ".", "x"]))
+                block_of.append(block.index)
+                tokens = rnd.randint(0, 9)
+                scores.append((-rnd.random() * 5 * (tokens + 1), tokens, rnd.randint(0, tokens)))
+        assert _page_features_and_reference(blocks, sentences, block_of, scores, monkeypatch)
+
+
+@pytest.mark.slow
+def test_native_page_features_equal_numpy_on_cleaneval_dev(native, default_model, monkeypatch):
+    for path in sorted(cleaneval_dir("dev").glob("*.html")):
+        blocks = parse.parse_blocks(decode_body(path.read_bytes()).text)
+        if not blocks:
+            continue
+        sentences, block_of = segment.split_blocks([b.text for b in blocks],
+                                                   [b.index for b in blocks])  # fmt: skip
+        scores = default_model.score_texts(sentences)
+        assert _page_features_and_reference(blocks, sentences, block_of, scores, monkeypatch), (
+            path.name
+        )
 
 
 def test_modules_built_for_other_versions_are_not_used():

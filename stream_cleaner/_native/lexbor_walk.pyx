@@ -110,6 +110,83 @@ cdef inline bint _ascii_blank(const lxb_char_t *data, size_t length):
     return True
 
 
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
+    object PyUnicode_FromKindAndData(int kind, const void *buffer, Py_ssize_t size)
+    bint Py_UNICODE_ISSPACE(Py_UCS4 c) nogil
+    ctypedef unsigned char Py_UCS1
+    ctypedef unsigned short Py_UCS2
+
+
+ctypedef fused _char:
+    Py_UCS1
+    Py_UCS2
+    Py_UCS4
+
+
+cdef Py_UCS4 *_collapse_buffer = NULL
+cdef Py_ssize_t _collapse_capacity = 0
+
+
+cdef inline Py_ssize_t _append_words(const _char *data, Py_ssize_t length, Py_UCS4 *out,
+                                     Py_ssize_t at, bint *in_word) noexcept nogil:
+    """Copy the words of ``data`` to ``out`` from ``at``, one space before each word but
+    the first of the whole text; return the new end."""
+    cdef Py_ssize_t i
+    cdef Py_UCS4 c
+    cdef bint space
+    for i in range(length):
+        c = data[i]
+        space = (c == 32 or 9 <= c <= 13 or 28 <= c <= 31) if c < 128 else Py_UNICODE_ISSPACE(c)
+        if space:
+            in_word[0] = False
+            continue
+        if not in_word[0]:
+            if at:
+                out[at] = 32
+                at += 1
+            in_word[0] = True
+        out[at] = c
+        at += 1
+    return at
+
+
+cdef str _collapse(list parts):
+    """``" ".join("".join(parts).split())`` without a string per word: the words of the
+    parts (split at white space as ``str.split`` sees it: ``Py_UNICODE_ISSPACE``), one space
+    between them, copied in one pass and narrowed by ``PyUnicode_FromKindAndData``."""
+    global _collapse_buffer, _collapse_capacity
+    cdef Py_ssize_t need = 0, at = 0
+    cdef Py_UCS4 *grown
+    cdef bint in_word = False
+    cdef int kind
+    cdef str part
+    for part in parts:
+        need += len(part) + 1
+    if need > _collapse_capacity:
+        grown = <Py_UCS4 *> PyMem_Realloc(_collapse_buffer, need * sizeof(Py_UCS4))
+        if grown == NULL:
+            raise MemoryError()
+        _collapse_buffer, _collapse_capacity = grown, need
+    for part in parts:
+        kind = PyUnicode_KIND(part)
+        if kind == 1:
+            at = _append_words(<const Py_UCS1 *> PyUnicode_DATA(part), len(part),
+                               _collapse_buffer, at, &in_word)
+        elif kind == 2:
+            at = _append_words(<const Py_UCS2 *> PyUnicode_DATA(part), len(part),
+                               _collapse_buffer, at, &in_word)
+        else:
+            at = _append_words(<const Py_UCS4 *> PyUnicode_DATA(part), len(part),
+                               _collapse_buffer, at, &in_word)
+    text = <str> PyUnicode_FromKindAndData(4, _collapse_buffer, at)
+    if _collapse_capacity > 1 << 20:  # a huge block: give its buffer back
+        PyMem_Free(_collapse_buffer)
+        _collapse_buffer, _collapse_capacity = NULL, 0
+    return text
+
+
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
                 table_tags, form_tags, deadline, timeout_error):
     """The blocks of a parsed page, exactly as `parse._walk` cuts them.
@@ -150,7 +227,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
 
     def flush():
         nonlocal n_chars, link_chars, lca
-        text = " ".join("".join(parts).split())
+        text = _collapse(parts)
         parts.clear()
         if text:
             key = tuple(path[:lca])

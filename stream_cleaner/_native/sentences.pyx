@@ -11,6 +11,12 @@ the same sentences.
 from cpython.unicode cimport Py_UNICODE_ISLOWER, Py_UNICODE_ISSPACE
 
 
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) nogil
+
+
 cdef inline bint _final(Py_UCS4 c):
     return c == u"." or c == u"!" or c == u"?" or c == u"…"
 
@@ -44,34 +50,35 @@ cdef bint _is_abbreviation(str text, Py_ssize_t start, Py_ssize_t dot, frozenset
 cdef void _split(str text, list out, list block_of, object index, frozenset abbreviations):
     cdef Py_ssize_t n = len(text), p = 0, i, j, k, w, start = 0, end
     cdef Py_UCS4 c
-    cdef bint found
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
     while p < n:
-        c = text[p]
+        c = PyUnicode_READ(kind, data, p)
         if _final(c):
             i = p
             j = i + 1
-            while j < n and _final(text[j]):
+            while j < n and _final(PyUnicode_READ(kind, data, j)):
                 j += 1
             k = j
-            while k < n and _closer(text[k]):
+            while k < n and _closer(PyUnicode_READ(kind, data, k)):
                 k += 1
             w = k
-            while w < n and Py_UNICODE_ISSPACE(text[w]):
+            while w < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, w)):
                 w += 1
             if w == k or w == n:  # no white space, or nothing after it: not a boundary here
                 p = i + 1
                 continue
             p = w + 1  # the match consumed the first character of what follows
-            if Py_UNICODE_ISLOWER(text[w]):
+            if Py_UNICODE_ISLOWER(PyUnicode_READ(kind, data, w)):
                 continue
-            if text[i] == u"." and _is_abbreviation(text, start, i, abbreviations):
+            if PyUnicode_READ(kind, data, i) == 46 and _is_abbreviation(text, start, i, abbreviations):
                 continue
             end = w
         elif _cjk_stop(c):
             k = p + 1
-            while k < n and _cjk_stop(text[k]):
+            while k < n and _cjk_stop(PyUnicode_READ(kind, data, k)):
                 k += 1
-            while k < n and _cjk_closer(text[k]):
+            while k < n and _cjk_closer(PyUnicode_READ(kind, data, k)):
                 k += 1
             p = end = k
         else:
@@ -101,3 +108,238 @@ def split_blocks(list texts, list indexes, frozenset abbreviations):
     for b in range(len(texts)):
         _split(<str> texts[b], sentences, block_of, indexes[b], abbreviations)
     return sentences, block_of
+
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISALNUM(Py_UCS4 c)
+    bint Py_UNICODE_ISDECIMAL(Py_UCS4 c)
+
+
+def has_words(list texts):
+    """`decide.has_words` of each text: whether it holds a character of the reference's
+    ``[^\\W\\d_]``, which for the re module is a word character (``str.isalnum``'s, as
+    ``Py_UNICODE_ISALNUM`` tells) that is neither a decimal digit nor ``_``."""
+    cdef list found = []
+    cdef str text
+    cdef Py_UCS4 c
+    cdef bint letter
+    for text in texts:
+        letter = False
+        for c in text:
+            if c < 128:
+                if (u"a" <= c <= u"z") or (u"A" <= c <= u"Z"):
+                    letter = True
+                    break
+            elif Py_UNICODE_ISALNUM(c) and not Py_UNICODE_ISDECIMAL(c):
+                letter = True
+                break
+        found.append(letter)
+    return found
+
+
+def join_kept(list sentences, list block_of, list keeps, frozenset cjk_ends):
+    """`segment.join_kept`: per block with a kept sentence, in order, its kept sentences
+    joined as `segment.join_sentences` joins them. None when ``block_of`` decreases somewhere
+    (the caller then takes the reference, which groups by dict)."""
+    cdef Py_ssize_t n = len(sentences), s
+    cdef list texts = [], group = []
+    cdef object current = None
+    if not len(block_of) == len(keeps) == n:
+        raise ValueError("one block index and one decision per sentence")
+    for s in range(n):
+        b = block_of[s]
+        if current is not None and b < current:
+            return None
+        if not keeps[s]:
+            continue
+        if group and b != current:
+            texts.append(_join(group, cjk_ends))
+            group = []
+        current = b
+        group.append(sentences[s])
+    if group:
+        texts.append(_join(group, cjk_ends))
+    return texts
+
+
+cdef str _join(list group, frozenset cjk_ends):
+    """`segment.join_sentences`: one space between sentences, none after a CJK full stop."""
+    cdef str joined = " ".join(group)
+    cdef Py_ssize_t i
+    if len(group) == 1 or joined.isascii():
+        return joined
+    parts = [group[0]]
+    for i in range(1, len(group)):
+        before = <str> group[i - 1]
+        parts.append(group[i] if before[len(before) - 1] in cjk_ends else " " + group[i])
+    return "".join(parts)
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char *name
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+    ctypedef struct PyTypeObject:
+        PyObject *(*tp_alloc)(PyTypeObject *, Py_ssize_t)
+    ctypedef struct PyObject:
+        pass
+    enum: T_OBJECT_EX
+    enum: READONLY
+    void Py_INCREF(object o)
+
+
+from cpython.ref cimport PyObject as _Object
+
+cdef dict _SLOT_OFFSETS = {}
+
+
+cdef tuple _slot_offsets(type cls, tuple names):
+    """The offsets of a slots dataclass's fields, when building one by writing them is what
+    its ``__init__`` does (plain generated ``__init__``, no ``__post_init__``, writable
+    object slots, ``object.__new__``); None otherwise."""
+    import dataclasses
+    import types
+
+    key = (cls, names)
+    if key in _SLOT_OFFSETS:
+        return _SLOT_OFFSETS[key]
+    offsets = None
+    try:
+        fields = dataclasses.fields(cls)
+        plain = (
+            type(cls) is type
+            and cls.__new__ is object.__new__
+            and not hasattr(cls, "__post_init__")
+            and "__dict__" not in dir(cls)
+            and tuple(f.name for f in fields) == names
+            and all(f.init for f in fields)
+        )
+        if plain:
+            found = []
+            for name in names:
+                descriptor = cls.__dict__[name]
+                if type(descriptor) is not types.MemberDescriptorType:
+                    raise TypeError(name)
+                member = (<PyMemberDescrObject *> <_Object *> descriptor).d_member
+                if member.type != T_OBJECT_EX or member.flags & READONLY:
+                    raise TypeError(name)
+                found.append(member.offset)
+            offsets = tuple(found)
+    except (TypeError, KeyError, AttributeError):
+        offsets = None
+    _SLOT_OFFSETS[key] = offsets
+    return offsets
+
+
+def make_records(type cls, tuple names, list columns):
+    """``list(map(cls, *columns))`` for a slots dataclass whose fields are ``names``: each
+    instance allocated and its slots written directly when that is all ``__init__`` would
+    do (`_slot_offsets`), else by calling the class."""
+    cdef tuple offsets = _slot_offsets(cls, names)
+    cdef Py_ssize_t n_fields = len(names), n, i, k
+    cdef list records
+    cdef PyObject *record
+    cdef PyObject **slot
+    if offsets is None or len(columns) != n_fields:
+        return list(map(cls, *columns))
+    n = len(columns[0]) if n_fields else 0
+    for column in columns:
+        if len(column) != n:
+            return list(map(cls, *columns))  # the class raises as the reference would
+    cdef Py_ssize_t[32] at
+    if n_fields > 32:
+        return list(map(cls, *columns))
+    for k in range(n_fields):
+        at[k] = offsets[k]
+    cols = [list(column) for column in columns]
+    records = [None] * n
+    for i in range(n):
+        record = (<PyTypeObject *> cls).tp_alloc(<PyTypeObject *> cls, 0)
+        if record == NULL:
+            raise MemoryError()
+        obj = <object> record  # a new reference, which obj now owns...
+        Py_DECREF_raw(record)  # ...so drop tp_alloc's
+        for k in range(n_fields):
+            value = (<list> cols[k])[i]
+            Py_INCREF(value)
+            slot = <PyObject **> ((<char *> record) + at[k])
+            slot[0] = <PyObject *> <_Object *> value
+        records[i] = obj
+    return records
+
+
+cdef extern from *:
+    """
+    static inline void Py_DECREF_raw(PyObject *o) { Py_DECREF(o); }
+    """
+    void Py_DECREF_raw(PyObject *o)
+
+
+cdef extern from "math.h":
+    double pow(double x, double y) nogil
+    bint isinf(double x) nogil
+
+
+def decide_page(list texts, list block_of, list scores, unscored, double max_perplexity,
+                content, template, str no_words, str too_high, str site_template,
+                str boilerplate):
+    """`decide.decide_page` in one pass: the same columns, sums and counts (its Python code
+    is the reference; tests compare both)."""
+    cdef Py_ssize_t n = len(texts), i
+    cdef double lp, x, ppl_value, total_lp = 0.0, kept_lp = 0.0
+    cdef long long tokens, total_n = 0, kept_n = 0
+    cdef bint keep, has, block_level = content is not None or bool(template)
+    cdef list log10_probs = [], n_tokens = [], n_oovs = [], perplexities = []
+    cdef list keeps = [], reasons = [], words
+    cdef dict dropped = {}
+    if len(block_of) != n or len(scores) != n:
+        raise ValueError("one block index and one score per sentence")
+    words = has_words(texts)
+    for i in range(n):
+        lp_object, n_object, oov_object = scores[i]
+        log10_probs.append(lp_object)
+        n_tokens.append(n_object)
+        n_oovs.append(oov_object)
+        tokens = n_object
+        ppl = None
+        if tokens > 0:
+            x = -(<double> lp_object) / <double> (tokens + 1)
+            ppl_value = pow(10.0, x)
+            if isinf(ppl_value) and not isinf(x):
+                raise OverflowError("(34, 'Numerical result out of range')")
+            ppl = ppl_value
+        if unscored and i in unscored:
+            ppl = None
+        perplexities.append(ppl)
+        if not words[i]:
+            keep, reason = False, no_words
+        elif ppl is None:
+            keep, reason = True, None
+        elif ppl_value > max_perplexity:
+            keep, reason = False, too_high
+        else:
+            keep, reason = True, None
+        if block_level:
+            b = block_of[i]
+            if b in template:
+                keep, reason = False, site_template
+            elif content is not None and not content[b]:
+                keep, reason = False, boilerplate
+        keeps.append(keep)
+        reasons.append(reason)
+        if ppl is not None:
+            lp = lp_object
+            total_lp += lp
+            total_n += tokens + 1
+            if keep:
+                kept_lp += lp
+                kept_n += tokens + 1
+        if not keep:
+            key = reason or "unknown"
+            dropped[key] = dropped.get(key, 0) + 1
+    columns = (log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)
+    return columns, (total_lp, total_n, kept_lp, kept_n), dropped

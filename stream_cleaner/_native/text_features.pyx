@@ -1,11 +1,15 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""The text-scanning part of `labeller.block_features`, one pass in C per page.
+"""`labeller.block_features` in C: its text-scanning part, and the whole page's matrix.
 
 Per block: how many characters of each of the labeller's seven classes, the class of the
 first character, whether the text ends a sentence or with a colon, and how many URL, legal,
 separator and date patterns it holds. Counts are integers, so the features the labeller
 computes from them are exactly the numpy version's (tests compare both).
 """
+
+from libc.string cimport memset
+
+import math
 
 import numpy as np
 
@@ -14,10 +18,44 @@ cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
     void *PyUnicode_DATA(object text)
     Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) nogil
+    ctypedef unsigned char Py_UCS1
+    ctypedef unsigned short Py_UCS2
+
+
+ctypedef fused _char:
+    Py_UCS1
+    Py_UCS2
+    Py_UCS4
 
 
 cdef inline int _class_of(Py_UCS4 c, const long[::1] ascii_class) nogil:
     return <int> ascii_class[c] if c < 128 else 6
+
+
+cdef inline void _count_classes(const _char *data, Py_ssize_t length, const long *ascii_class,
+                                long *counts) noexcept nogil:
+    """Add the class of each of ``length`` characters to ``counts`` (7 classes); four
+    histograms in turn, so that runs of one class do not wait on one counter."""
+    cdef Py_ssize_t j = 0, k
+    cdef Py_UCS4 c
+    cdef long parts[4][8]
+    memset(parts, 0, sizeof(parts))
+    while j + 4 <= length:
+        c = data[j]
+        parts[0][ascii_class[c] if c < 128 else 6] += 1
+        c = data[j + 1]
+        parts[1][ascii_class[c] if c < 128 else 6] += 1
+        c = data[j + 2]
+        parts[2][ascii_class[c] if c < 128 else 6] += 1
+        c = data[j + 3]
+        parts[3][ascii_class[c] if c < 128 else 6] += 1
+        j += 4
+    while j < length:
+        c = data[j]
+        parts[0][ascii_class[c] if c < 128 else 6] += 1
+        j += 1
+    for k in range(7):
+        counts[k] += parts[0][k] + parts[1][k] + parts[2][k] + parts[3][k]
 
 
 def text_features(list texts, str joined, const long[::1] ends, const long[::1] ascii_class,
@@ -26,16 +64,17 @@ def text_features(list texts, str joined, const long[::1] ends, const long[::1] 
     block's end offset in it).
 
     Returns:
-        ``(counts, first_class, ends_sentence, ends_colon, hits)``: class counts (n, 7)
-        int64, the first character's class, two float64 flags, and per literal group (the
-        last group ``None`` = dates) the hit counts, (n, groups) float64.
+        ``(counts, first_class, end_flags, hits)``: class counts (n, 7) int64, the first
+        character's class, the ends-a-sentence and ends-with-a-colon flags (n, 2) float64,
+        and per literal group (a ``None`` group = dates) the hit counts, (n, groups) float64.
     """
-    cdef Py_ssize_t n = len(texts), i, j, length, at, lo, hi, mid, g
-    cdef Py_ssize_t total = len(joined)
+    cdef Py_ssize_t n = len(texts), i, j, length
     cdef str text
-    cdef Py_UCS4 c
     cdef int kind
     cdef void *data
+    cdef long class_counts[7]
+    if ascii_class.shape[0] < 128:
+        raise ValueError("ascii_class needs 128 entries")
     counts_array = np.zeros((n, 7), dtype=np.int64)
     first_array = np.zeros(n, dtype=np.int64)
     flags_array = np.zeros((n, 2), dtype=np.float64)
@@ -44,13 +83,22 @@ def text_features(list texts, str joined, const long[::1] ends, const long[::1] 
     cdef long[::1] first = first_array
     cdef double[:, ::1] flags = flags_array
     cdef double[:, ::1] hits = hits_array
+    cdef const long *classes = &ascii_class[0]
     for i in range(n):
         text = <str> texts[i]
         length = len(text)
         kind = PyUnicode_KIND(text)
         data = PyUnicode_DATA(text)
-        for j in range(length):
-            counts[i, _class_of(PyUnicode_READ(kind, data, j), ascii_class)] += 1
+        for j in range(7):
+            class_counts[j] = 0
+        if kind == 1:
+            _count_classes(<const Py_UCS1 *> data, length, classes, class_counts)
+        elif kind == 2:
+            _count_classes(<const Py_UCS2 *> data, length, classes, class_counts)
+        else:
+            _count_classes(<const Py_UCS4 *> data, length, classes, class_counts)
+        for j in range(7):
+            counts[i, j] = class_counts[j]
         if length:
             first[i] = _class_of(text[0], ascii_class)
             flags[i, 0] = text[length - 1] in sentence_end
@@ -59,71 +107,106 @@ def text_features(list texts, str joined, const long[::1] ends, const long[::1] 
     return counts_array, first_array, flags_array, hits_array
 
 
+cdef extern from *:
+    int __builtin_ctz(unsigned int x) nogil
+
+
 cdef enum:
     MAX_LITERALS = 32
     MAX_LITERAL_LENGTH = 24
-    MAX_PER_FIRST = 8
+
+
+cdef struct _Literals:
+    Py_ssize_t length[MAX_LITERALS]
+    Py_ssize_t group[MAX_LITERALS]
+    Py_UCS4 chars[MAX_LITERALS][MAX_LITERAL_LENGTH]
+    unsigned int first[257]  # first character -> the literals that start with it (bits)
+    unsigned int second[257]  # second character (256: any above U+00FF) -> literals
+    unsigned int single  # the literals of one character
 
 
 cdef void _scan(str joined, const long[::1] ends, Py_ssize_t n, tuple groups,
                 double[:, ::1] hits) except *:
-    """One pass over the page for every pattern group. A literal counts every occurrence
-    (overlapping ones too, as repeated str.find from the last hit + 1); a position is compared
-    only with the literals whose first character it holds (all are below U+0100). The date
-    group (``None``) counts [0-9][/.:-][0-9] without overlap, as re.finditer."""
-    cdef Py_UCS4 chars[MAX_LITERALS][MAX_LITERAL_LENGTH]
-    cdef Py_ssize_t lengths[MAX_LITERALS]
-    cdef Py_ssize_t group_of[MAX_LITERALS]
-    cdef int by_first[256][MAX_PER_FIRST]
-    cdef int n_first[256]
-    cdef Py_ssize_t k = 0, m, at, total = len(joined), g, date_group = -1, next_date = 0
-    cdef int i, first, kind = PyUnicode_KIND(joined)
+    """Every hit of every pattern group, in one pass over the page. A literal counts every
+    occurrence, overlapping ones too (as repeated str.find from the last hit + 1); a position
+    is compared only with the literals whose first two characters it holds (first characters
+    are all below U+0100). The date group (``None``) counts [0-9][/.:-][0-9] without overlap,
+    as re.finditer."""
+    cdef _Literals literals
+    cdef Py_ssize_t total = len(joined), k = 0, m, g, date_group = -1
+    cdef int kind = PyUnicode_KIND(joined)
     cdef void *data = PyUnicode_DATA(joined)
-    cdef Py_UCS4 c, d
-    cdef bint same
-    for first in range(256):
-        n_first[first] = 0
-    for g, literals in enumerate(groups):
-        if literals is None:
+    cdef Py_UCS4 c
+    memset(&literals, 0, sizeof(literals))
+    for g, group in enumerate(groups):
+        if group is None:
             date_group = g
             continue
-        for literal in literals:
+        for literal in group:
             if k == MAX_LITERALS:
                 raise ValueError("too many literals")
             if not 0 < len(literal) <= MAX_LITERAL_LENGTH or ord(literal[0]) > 255:
                 raise ValueError(f"literal {literal!r} is not supported")
-            lengths[k] = len(literal)
-            group_of[k] = g
-            for m in range(lengths[k]):
-                chars[k][m] = literal[m]
-            first = ord(literal[0])
-            if n_first[first] == MAX_PER_FIRST:
-                raise ValueError("too many literals with one first character")
-            by_first[first][n_first[first]] = <int> k
-            n_first[first] += 1
+            literals.length[k] = len(literal)
+            literals.group[k] = g
+            for m in range(len(literal)):
+                literals.chars[k][m] = literal[m]
+            literals.first[ord(literal[0])] |= 1u << k
+            if len(literal) == 1:
+                literals.single |= 1u << k
+            else:
+                c = literal[1]
+                literals.second[c if c < 256 else 256] |= 1u << k
             k += 1
+    if kind == 1:
+        _scan_page(<const Py_UCS1 *> data, total, &literals, date_group, ends, n, hits)
+    elif kind == 2:
+        _scan_page(<const Py_UCS2 *> data, total, &literals, date_group, ends, n, hits)
+    else:
+        _scan_page(<const Py_UCS4 *> data, total, &literals, date_group, ends, n, hits)
+
+
+cdef void _scan_page(const _char *data, Py_ssize_t total, const _Literals *literals,
+                     Py_ssize_t date_group, const long[::1] ends, Py_ssize_t n,
+                     double[:, ::1] hits) noexcept nogil:
+    cdef Py_ssize_t at, next_date = 0
+    cdef Py_UCS4 c, d
+    cdef unsigned int candidates
     for at in range(total):
-        c = PyUnicode_READ(kind, data, at)
-        if date_group >= 0 and at >= next_date and u"0" <= c <= u"9" and at + 2 < total:
-            d = PyUnicode_READ(kind, data, at + 1)
-            if d == u"/" or d == u"." or d == u":" or d == u"-":
-                d = PyUnicode_READ(kind, data, at + 2)
-                if u"0" <= d <= u"9":
-                    _count(hits, ends, n, at, date_group)
-                    next_date = at + 3
-        if c > 255 or n_first[c] == 0:
+        c = data[at]
+        d = data[at + 1] if at + 1 < total else 0
+        if date_group >= 0 and 48 <= c <= 57 and at >= next_date and at + 2 < total:  # 0-9
+            if (d == 47 or d == 46 or d == 58 or d == 45) and 48 <= data[at + 2] <= 57:
+                _count(hits, ends, n, at, date_group)
+                next_date = at + 3
+        # no branch on the first character alone: its literals, and those of the first two
+        candidates = literals.first[c if c < 256 else 256] & (
+            (literals.second[d if d < 256 else 256] if at + 1 < total else 0) | literals.single
+        )
+        if candidates:
+            _match(data, total, at, candidates, literals, ends, n, hits)
+
+
+cdef void _match(const _char *data, Py_ssize_t total, Py_ssize_t at, unsigned int candidates,
+                 const _Literals *literals, const long[::1] ends, Py_ssize_t n,
+                 double[:, ::1] hits) noexcept nogil:
+    """Count the candidate literals that occur at ``at``."""
+    cdef Py_ssize_t m, length
+    cdef int k
+    cdef bint same
+    while candidates:
+        k = __builtin_ctz(candidates)
+        candidates &= candidates - 1
+        length = literals.length[k]
+        if at + length > total:
             continue
-        for i in range(n_first[c]):
-            k = by_first[c][i]
-            if at + lengths[k] > total:
-                continue
-            same = True
-            for m in range(1, lengths[k]):
-                if PyUnicode_READ(kind, data, at + m) != chars[k][m]:
-                    same = False
-                    break
-            if same:
-                _count(hits, ends, n, at, group_of[k])
+        same = True
+        for m in range(1, length):
+            if data[at + m] != literals.chars[k][m]:
+                same = False
+                break
+        if same:
+            _count(hits, ends, n, at, literals.group[k])
 
 
 cdef inline void _count(double[:, ::1] hits, const long[::1] ends, Py_ssize_t n,
@@ -139,3 +222,353 @@ cdef inline void _count(double[:, ::1] hits, const long[::1] ends, Py_ssize_t n,
     if lo > n - 1:
         lo = n - 1
     hits[lo, g] += 1.0
+
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISSPACE(Py_UCS4 c)
+
+
+cdef bint _may_be_bullet(str text):
+    """False when `labeller._BULLET` (``(?:[-*•·»>+o]|\\d{1,3}[.)]|[a-z][.)])\\s``, ignoring
+    case) cannot match: it needs white space among the 2nd to 5th characters, and after an
+    ASCII first character one of its three shapes. Other first characters (non-ASCII
+    digits, and letters that fold to a-z) are left to the regex."""
+    cdef Py_ssize_t length = len(text), j
+    cdef Py_UCS4 first, second
+    cdef bint spaced = False
+    for j in range(1, 5 if length > 5 else length):
+        if Py_UNICODE_ISSPACE(text[j]):
+            spaced = True
+            break
+    if not spaced:
+        return False
+    first = text[0]
+    if first >= 128:
+        return True
+    second = text[1]  # length >= 2: a space was found after the first character
+    if first == u"-" or first == u"*" or first == u">" or first == u"+":
+        return Py_UNICODE_ISSPACE(second)
+    if (first == u"o" or first == u"O") and Py_UNICODE_ISSPACE(second):
+        return True
+    if u"0" <= first <= u"9":  # \d{1,3}[.)]: the mark is the 2nd, 3rd or 4th character
+        for j in range(1, 4 if length > 4 else length):
+            if text[j] == u"." or text[j] == u")":
+                return True
+        return False
+    if (u"a" <= first <= u"z") or (u"A" <= first <= u"Z"):  # [a-z][.)]
+        return second == u"." or second == u")"
+    return False
+
+
+def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, n_oov,
+                  dict col, Py_ssize_t n_own, const long[::1] context_index, tuple offsets,
+                  dict tag_group_of, path_info, const long[::1] ascii_class,
+                  frozenset sentence_end, tuple pattern_groups, bullet_match,
+                  double low_ppl, double no_ppl):
+    """`labeller.block_features` of a page with at least one block, in one pass per loop.
+
+    Every value is made by the same operations in the same order as the numpy reference
+    (sums in index order, as ``np.bincount`` and ``np.cumsum`` make them; ``reduceat``'s rule
+    for empty segments), and the logarithms are numpy's own calls, so the matrix is the
+    reference's, bit for bit (tests compare both).
+
+    Args:
+        blocks, sentences, block_of, log10_probs, n_tokens, n_oov: as `block_features` takes
+            them.
+        col: `labeller._INDEX` (own feature name -> column); n_own: how many own features.
+        context_index, offsets: the own columns the neighbour features repeat, and the
+            neighbours' offsets.
+        tag_group_of, path_info, ascii_class, sentence_end, pattern_groups, bullet_match:
+            the labeller's tables, `_path_info`, and ``_BULLET.match``.
+        low_ppl, no_ppl: `labeller._LOW_PPL` and `labeller._NO_PPL`.
+    """
+    cdef Py_ssize_t n = len(blocks), n_sent = len(sentences), n_ctx = context_index.shape[0]
+    cdef Py_ssize_t i, j, k, s, g, p, lo, hi, n_paths, n_flags, offset, source
+    cdef Py_ssize_t c_first_path = col["path_nav"], c_depth = col["depth"]
+    cdef Py_ssize_t c_link_density = col["link_density"], c_closed = col["tags_closed"]
+    cdef Py_ssize_t c_ratio = col["ratio_space"], c_mean_word = col["mean_word_length"]
+    cdef Py_ssize_t c_starts_upper = col["starts_upper"], c_ends = col["ends_sentence"]
+    cdef Py_ssize_t c_colon = col["ends_colon"], c_n_sent = col["n_sentences"]
+    cdef Py_ssize_t c_wps = col["words_per_sentence"], c_ended = col["sentences_ended"]
+    cdef Py_ssize_t c_log_ppl = col["log_ppl"], c_min = col["min_log_ppl"]
+    cdef Py_ssize_t c_max = col["max_log_ppl"], c_oov = col["oov_rate"]
+    cdef Py_ssize_t c_low = col["low_ppl_share"], c_dup = col["duplicates"]
+    cdef Py_ssize_t c_bullet = col["bullet"], c_position = col["position"]
+    cdef Py_ssize_t c_before = col["chars_before"], c_page_blocks = col["log_page_blocks"]
+    cdef Py_ssize_t c_page_chars = col["log_page_chars"]
+    cdef Py_ssize_t c_group_blocks = col["group_blocks"], c_group_links = col["group_link_density"]
+    cdef Py_ssize_t c_group_share = col["group_share"], c_group_ppl = col["group_mean_log_ppl"]
+    cdef Py_ssize_t c_log_chars = col["log_chars"], c_log_words = col["log_words"]
+    cdef Py_ssize_t c_group_log_chars = col["group_log_chars"]
+    cdef Py_ssize_t[4] c_patterns
+    cdef Py_ssize_t[3] c_window_target
+    cdef Py_ssize_t[3] c_window_source
+    cdef Py_ssize_t start
+    cdef long total_chars = 0, before_chars, a_len, b_len, common
+    cdef double total, value, low_value, high_value, weight
+    cdef str text
+    cdef Py_UCS4 c
+    c_patterns[0], c_patterns[1] = col["urls"], col["dates"]
+    c_patterns[2], c_patterns[3] = col["legal"], col["separators"]
+    c_window_target[0], c_window_source[0] = col["window_log_ppl"], c_log_ppl
+    c_window_target[1], c_window_source[1] = col["window_link_density"], c_link_density
+    c_window_target[2], c_window_source[2] = col["window_ends_sentence"], c_ends
+
+    width = n_own + len(offsets) * n_ctx
+    out = np.zeros((n, width))
+    cdef double[:, ::1] own = out
+    lengths_array = np.empty(n, dtype=np.int64)
+    cdef long[::1] lengths = lengths_array
+    ids_array = np.empty(n, dtype=np.int64)
+    cdef long[::1] ids = ids_array
+    ends_array = np.empty(n, dtype=np.int64)
+    cdef long[::1] ends = ends_array
+
+    # markup: per block its tag group, path, link density; per distinct path its features
+    cdef dict path_id = {}
+    cdef list texts = [], infos = [], firsts = []
+    for i in range(n):
+        block = blocks[i]
+        text = block.text
+        texts.append(text)
+        lengths[i] = len(text)
+        total_chars += lengths[i]
+        ends[i] = total_chars + i
+        g = tag_group_of.get(block.tag, -1)
+        if g >= 0:
+            own[i, g] = 1.0
+        path = block.tag_path
+        found = path_id.get(path)
+        if found is None:
+            found = path_id[path] = len(infos)
+            infos.append(path_info(path))
+            firsts.append(block)
+        ids[i] = <Py_ssize_t> found
+        own[i, c_link_density] = block.link_density
+    n_paths = len(infos)
+    n_flags = len(infos[0][0])
+    # per path: its flags, and the markup of its first block (as floats, as numpy makes them)
+    path_values_array = np.empty((n_paths, n_flags + 6))
+    cdef double[:, ::1] path_values = path_values_array
+    for p in range(n_paths):
+        flags = <tuple> infos[p][0]
+        if len(flags) != n_flags:
+            raise ValueError("paths with different numbers of flags")
+        for k in range(n_flags):
+            path_values[p, k] = flags[k]
+        block = firsts[p]
+        path_values[p, n_flags] = block.depth
+        path_values[p, n_flags + 1] = block.in_link
+        path_values[p, n_flags + 2] = block.in_heading
+        path_values[p, n_flags + 3] = block.in_list
+        path_values[p, n_flags + 4] = block.in_table
+        path_values[p, n_flags + 5] = block.in_form
+    # tags closed and opened since the previous block, once per distinct pair of paths
+    cdef dict changes = {}
+    cdef list tags_of = [info[2] for info in infos]
+    for i in range(n):
+        key = (ids[i - 1] if i else -1) * (n_paths + 1) + ids[i]
+        change = changes.get(key)
+        if change is None:
+            a = tags_of[ids[i - 1]] if i else ()
+            b = tags_of[ids[i]]
+            a_len, b_len = len(a), len(b)
+            common = 0
+            while common < a_len and common < b_len and a[common] == b[common]:
+                common += 1
+            change = changes[key] = (a_len - common, b_len - common)
+        own[i, c_closed] = <long> change[0]
+        own[i, c_closed + 1] = <long> change[1]
+        p = ids[i]
+        for k in range(n_flags):
+            own[i, c_first_path + k] = path_values[p, k]
+        for k in range(6):
+            own[i, c_depth + k] = path_values[p, n_flags + k]
+
+    # characters by class, first and last characters, the page-wide patterns
+    class_counts_array, first_class_array, end_flags_array, hits_array = text_features(
+        texts, "\n".join(texts), ends, ascii_class, sentence_end, pattern_groups
+    )
+    cdef long[:, ::1] class_counts = class_counts_array
+    cdef long[::1] first_class = first_class_array
+    cdef double[:, ::1] end_flags = end_flags_array
+    cdef double[:, ::1] hits = hits_array
+    words_array = np.empty(n)
+    cdef double[::1] words = words_array
+    cdef double safe_length
+    for i in range(n):
+        safe_length = <double> (lengths[i] if lengths[i] > 1 else 1)
+        for k in range(7):
+            own[i, c_ratio + k] = (<double> class_counts[i, k]) / safe_length
+        words[i] = (<double> class_counts[i, 0]) + 1.0
+        own[i, c_mean_word] = (<double> lengths[i] - <double> class_counts[i, 0]) / words[i]
+        own[i, c_starts_upper] = 1.0 if first_class[i] == 2 or first_class[i] == 6 else 0.0
+        own[i, c_ends] = end_flags[i, 0]
+        own[i, c_colon] = end_flags[i, 1]
+        for g in range(4):
+            own[i, c_patterns[g]] = hits[i, g]
+
+    # sentences and their scores
+    per_block_array = np.zeros(n)
+    cdef double[::1] per_block = per_block_array
+    cdef long[::1] owner
+    cdef double[::1] log_ppl
+    cdef double[::1] sums
+    cdef double[:, ::1] scores
+    cdef double tokens
+    if n_sent:
+        if not len(block_of) == len(log10_probs) == len(n_tokens) == len(n_oov) == n_sent:
+            raise ValueError("one block index and one score per sentence")
+        owner_array = np.empty(n_sent, dtype=np.int64)
+        owner = owner_array
+        scores_array = np.empty((3, n_sent))  # log10 p, tokens, OOVs: as np.asarray makes them
+        scores = scores_array
+        for s in range(n_sent):
+            owner[s] = block_of[s]
+            if not 0 <= owner[s] < n:
+                raise ValueError("a sentence's block index is out of range")
+            scores[0, s] = log10_probs[s]
+            scores[1, s] = n_tokens[s]
+            scores[2, s] = n_oov[s]
+        log_ppl_array = np.empty(n_sent)
+        log_ppl = log_ppl_array
+        sums_array = np.zeros((n, 6))  # ended, log10 p, tokens+1, OOVs, tokens, fluent
+        sums = sums_array.ravel()
+        for s in range(n_sent):
+            text = <str> sentences[s]
+            i = owner[s]
+            per_block[i] += 1.0
+            sums[6 * i] += 1.0 if text[len(text) - 1] in sentence_end else 0.0
+            tokens = scores[1, s]
+            value = scores[0, s]
+            log_ppl[s] = -value / (tokens + 1.0) if tokens > 0 else no_ppl
+            sums[6 * i + 1] += value
+            sums[6 * i + 2] += tokens + 1.0 if tokens > 0 else 0.0
+            sums[6 * i + 3] += scores[2, s]
+            sums[6 * i + 4] += tokens
+            sums[6 * i + 5] += 1.0 if log_ppl[s] <= low_ppl else 0.0
+        for i in range(n):
+            own[i, c_n_sent] = per_block[i]
+            own[i, c_wps] = words[i] / (per_block[i] if per_block[i] > 1.0 else 1.0)
+            own[i, c_ended] = sums[6 * i] / (per_block[i] if per_block[i] > 1.0 else 1.0)
+            own[i, c_log_ppl] = (
+                -sums[6 * i + 1] / (sums[6 * i + 2] if sums[6 * i + 2] > 1.0 else 1.0)
+                if sums[6 * i + 2] > 0 else no_ppl
+            )
+            own[i, c_oov] = sums[6 * i + 3] / (sums[6 * i + 4] if sums[6 * i + 4] > 1.0 else 1.0)
+            own[i, c_low] = sums[6 * i + 5] / (per_block[i] if per_block[i] > 1.0 else 1.0)
+        # min and max per block as np.minimum/maximum.reduceat over the first sentence of
+        # each block (np.searchsorted), clipped to the last sentence
+        lo = 0
+        for i in range(n):
+            while lo < n_sent and owner[lo] < i:
+                lo += 1
+            if per_block[i] <= 0:
+                own[i, c_min] = own[i, c_max] = no_ppl
+                continue
+            start = lo if lo < n_sent - 1 else n_sent - 1
+            if i == n - 1:
+                hi = n_sent
+            else:
+                hi = lo
+                while hi < n_sent and owner[hi] < i + 1:
+                    hi += 1
+                if hi > n_sent - 1:
+                    hi = n_sent - 1
+            low_value = high_value = log_ppl[start]
+            if start < hi:
+                for s in range(start + 1, hi):
+                    if log_ppl[s] < low_value:
+                        low_value = log_ppl[s]
+                    if log_ppl[s] > high_value:
+                        high_value = log_ppl[s]
+            own[i, c_min] = low_value
+            own[i, c_max] = high_value
+    else:
+        for i in range(n):
+            own[i, c_wps] = words[i] / 1.0
+            own[i, c_log_ppl] = own[i, c_min] = own[i, c_max] = no_ppl
+
+    # duplicates on the page and bullets
+    cdef dict seen = {}
+    for text in texts:
+        seen[text] = seen.get(text, 0) + 1
+    for i in range(n):
+        text = <str> texts[i]
+        own[i, c_dup] = <long> seen[text] - 1
+        own[i, c_bullet] = 1.0 if _may_be_bullet(text) and bullet_match(text) is not None else 0.0
+
+    # position, and the run of blocks in one container
+    total = <double> total_chars if total_chars else 1.0
+    before_chars = 0
+    for i in range(n):
+        own[i, c_position] = (<double> i) / (<double> (n - 1 if n - 1 > 1 else 1))
+        before_chars += lengths[i]
+        own[i, c_before] = (<double> (before_chars - lengths[i])) / total
+    cdef dict container_id = {}
+    containers = [container_id.setdefault(info[1], len(container_id)) for info in infos]
+    group_array = np.empty(n, dtype=np.int64)
+    cdef long[::1] group = group_array
+    group[0] = 0
+    for i in range(1, n):
+        group[i] = group[i - 1] + (
+            1 if containers[ids[i]] != containers[ids[i - 1]] else 0
+        )
+    cdef Py_ssize_t n_groups = group[n - 1] + 1
+    group_sums_array = np.zeros((n_groups, 4))  # chars, blocks, link chars, log ppl x chars
+    cdef double[:, ::1] group_sums = group_sums_array
+    for i in range(n):
+        g = group[i]
+        group_sums[g, 0] += <double> lengths[i]
+        group_sums[g, 1] += 1.0
+        group_sums[g, 2] += own[i, c_link_density] * <double> lengths[i]
+        group_sums[g, 3] += own[i, c_log_ppl] * <double> lengths[i]
+    group_chars_array = np.empty(n)
+    cdef double[::1] group_chars = group_chars_array
+    for i in range(n):
+        g = group[i]
+        group_chars[i] = group_sums[g, 0]
+        own[i, c_group_blocks] = group_sums[g, 1]
+        value = group_sums[g, 0] if group_sums[g, 0] > 1.0 else 1.0
+        own[i, c_group_links] = group_sums[g, 2] / value
+        own[i, c_group_share] = group_sums[g, 0] / total
+        own[i, c_group_ppl] = group_sums[g, 3] / value
+
+    # windows of +-3 blocks, weighted by length (np.cumsum's running sums, from 0)
+    cumulative_array = np.empty((2, n + 1))
+    cdef double[:, ::1] cumulative = cumulative_array
+    cdef Py_ssize_t w
+    for w in range(3):
+        source = c_window_source[w]
+        cumulative[0, 0] = cumulative[1, 0] = 0.0
+        for i in range(n):
+            weight = <double> lengths[i]
+            cumulative[0, i + 1] = (
+                weight * own[i, source] if i == 0 else cumulative[0, i] + weight * own[i, source]
+            )
+            cumulative[1, i + 1] = weight if i == 0 else cumulative[1, i] + weight
+        for i in range(n):
+            lo = i - 3 if i > 3 else 0
+            hi = i + 4 if i + 4 < n else n
+            value = cumulative[1, hi] - cumulative[1, lo]
+            own[i, c_window_target[w]] = (cumulative[0, hi] - cumulative[0, lo]) / (
+                value if value > 1.0 else 1.0
+            )
+
+    # the logarithms, by numpy as the reference takes them
+    out[:, c_log_chars] = np.log1p(lengths_array)
+    out[:, c_log_words] = np.log(words_array)
+    out[:, c_group_log_chars] = np.log1p(group_chars_array)
+    out[:, c_page_blocks] = math.log1p(n)
+    out[:, c_page_chars] = math.log1p(total)
+
+    # neighbours: the context columns of the blocks before and after, -1 off the page
+    for k in range(len(offsets)):
+        offset = offsets[k]
+        for i in range(n):
+            j = i + offset
+            for s in range(n_ctx):
+                own[i, n_own + k * n_ctx + s] = (
+                    own[j, context_index[s]] if 0 <= j < n else -1.0
+                )
+    return out
