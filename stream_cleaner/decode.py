@@ -198,9 +198,12 @@ def _codec(label: str | None) -> str | None:
     if not label:
         return None
     try:
-        name = codecs.lookup(label.strip().lower()).name
+        info = codecs.lookup(label.strip().lower())
     except LookupError:
         return None
+    if not getattr(info, "_is_text_encoding", True):
+        return None  # base64, zlib, rot13...: codecs that bytes.decode refuses
+    name = info.name
     if name in ("utf-16-le", "utf-16-be", "utf-16", "utf-32"):
         # a page cannot declare UTF-16 in its own ASCII bytes: browsers read it as UTF-8
         return "utf-8"

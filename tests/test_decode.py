@@ -73,6 +73,14 @@ def test_unknown_charset_label_falls_back():
     assert CAFE in decode_body(raw).text
 
 
+@pytest.mark.parametrize("label", ["base64", "zlib", "rot13", "hex"])
+def test_codecs_that_are_not_text_encodings_count_as_unknown(label):
+    # Python knows them, but bytes.decode refuses them: a page declaring one is still read
+    raw = page(f'<meta charset="{label}">', CAFE).encode("utf-8")
+    assert CAFE in decode_body(raw).text
+    assert decode_body(raw, content_type=f"text/html; charset={label}").text.count(CAFE) == 1
+
+
 @pytest.mark.parametrize(
     "raw",
     [
