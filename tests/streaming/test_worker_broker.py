@@ -859,40 +859,72 @@ async def _produce_site_pages(servers: str, topic: str, numbers: range) -> list[
         await producer.stop()
 
 
-def test_site_templates_survive_a_worker_restart(broker: str, tmp_path: Path) -> None:
-    """The site's statistics live in a changelog-backed table: a new worker process starts
-    with them, and drops the site's template from its very first page."""
+def _site_test_topics(broker: str, *, site_topic: bool = False) -> tuple[str, dict[str, str], str]:
+    """A consumer group and the topics of a site-template test, under names of this test
+    only: the four ({role: name}), the table's changelog and, when asked, the site topic
+    (its name, else "")."""
     from stream_cleaner.streaming.sitestate import changelog_topic
 
     tag = uuid.uuid4().hex[:8]
     group = f"g{tag}"
     names = _create_topics(broker, tag)
-    create_topics(
-        KafkaSettings(bootstrap_servers=broker),
-        [TopicSpec(changelog_topic(group), 4, None, -1, cleanup_policy="compact")],
-    )
-    env_settings = {
+    extra = [TopicSpec(changelog_topic(group), 4, None, -1, cleanup_policy="compact")]
+    site = f"w{tag}.crawl.raw-html.by-site.v1" if site_topic else ""
+    if site:
+        extra.append(TopicSpec(site, 4, None, 86_400_000))
+    create_topics(KafkaSettings(bootstrap_servers=broker), extra)
+    return group, names, site
+
+
+def _start_site_worker(
+    broker: str, names: dict[str, str], group: str, tmp_path: Path, log: Path, **settings: str
+) -> tuple[subprocess.Popen[bytes], int]:
+    """A worker with site templates (min_pages 3, perplexity mode) and ``settings`` as
+    ``STREAM_CLEANER_*`` variables (``WORKER_REKEY="all"``...), ready; and its web port."""
+    env = {
+        **_env(tmp_path),
         "STREAM_CLEANER_WORKER_SITE_TEMPLATES": "true",
         "STREAM_CLEANER_WORKER_SITE_PARTITIONS": "4",
         "STREAM_CLEANER_SITE_MIN_PAGES": "3",
         "STREAM_CLEANER_MODE": "perplexity",
+        **{f"STREAM_CLEANER_{name}": value for name, value in settings.items()},
     }
+    port = _free_port()
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            _worker_command(broker, names, port, group), cwd=tmp_path, stdout=log_file,
+            stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
+    except BaseException:
+        _stop(proc)
+        raise
+    return proc, port
 
-    def start(port: int, log: Path) -> subprocess.Popen[bytes]:
-        env = {**_env(tmp_path), **env_settings}
-        with log.open("wb") as log_file:
-            return subprocess.Popen(
-                _worker_command(broker, names, port, group), cwd=tmp_path, stdout=log_file,
-                stderr=subprocess.STDOUT, env=env,
-            )  # fmt: skip
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if the worker is still there after STOP_SECONDS."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_site_templates_survive_a_worker_restart(broker: str, tmp_path: Path) -> None:
+    """The site's statistics live in a changelog-backed table: a new worker process starts
+    with them, and drops the site's template from its very first page."""
+    group, names, _ = _site_test_topics(broker)
 
     def template_drops(out: dict[str, list]) -> dict[str, int]:
         return {d["id"]: d["dropped"].get("site_template", 0) for d in out["documents"]}
 
-    port, log = _free_port(), tmp_path / "first.log"
-    proc = start(port, log)
+    log = tmp_path / "first.log"
+    proc, port = _start_site_worker(broker, names, group, tmp_path, log)
     try:
-        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
         ids = asyncio.run(_produce_site_pages(broker, names["input"], range(6)))
         drops = template_drops(asyncio.run(_consume(broker, names, set(ids))))
         assert [drops[i] for i in ids[:3]] == [0, 0, 0], _tail(log)  # warming up
@@ -907,22 +939,15 @@ def test_site_templates_survive_a_worker_restart(broker: str, tmp_path: Path) ->
             proc.kill()
             proc.wait()
 
-    port, log = _free_port(), tmp_path / "second.log"
-    proc = start(port, log)
+    log = tmp_path / "second.log"
+    proc, _ = _start_site_worker(broker, names, group, tmp_path, log)
     try:
-        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
         ids = asyncio.run(_produce_site_pages(broker, names["input"], range(6, 7)))
         drops = template_drops(asyncio.run(_consume(broker, names, set(ids))))
         # a cold worker would clean this page without site evidence (min_pages 3)
         assert drops[ids[0]] >= 3, (drops, _tail(log))
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _stop(proc)
 
 
 def test_pages_without_a_key_are_rekeyed_by_site(broker: str, tmp_path: Path) -> None:
@@ -930,27 +955,7 @@ def test_pages_without_a_key_are_rekeyed_by_site(broker: str, tmp_path: Path) ->
     site: one partition holds the site's pages, so its template is learnt in one place."""
     from aiokafka import AIOKafkaConsumer
 
-    from stream_cleaner.streaming.sitestate import changelog_topic
-
-    tag = uuid.uuid4().hex[:8]
-    group = f"g{tag}"
-    names = _create_topics(broker, tag)
-    site_topic = f"w{tag}.crawl.raw-html.by-site.v1"
-    create_topics(
-        KafkaSettings(bootstrap_servers=broker),
-        [
-            TopicSpec(changelog_topic(group), 4, None, -1, cleanup_policy="compact"),
-            TopicSpec(site_topic, 4, None, 86_400_000),
-        ],
-    )
-    env = {
-        **_env(tmp_path),
-        "STREAM_CLEANER_WORKER_SITE_TEMPLATES": "true",
-        "STREAM_CLEANER_WORKER_SITE_PARTITIONS": "4",
-        "STREAM_CLEANER_WORKER_SITE_TOPIC": site_topic,
-        "STREAM_CLEANER_SITE_MIN_PAGES": "3",
-        "STREAM_CLEANER_MODE": "perplexity",
-    }
+    group, names, site_topic = _site_test_topics(broker, site_topic=True)
 
     def envelope(n: int) -> bytes:
         url = f"https://news.example.org/story/{n}"
@@ -963,14 +968,11 @@ def test_pages_without_a_key_are_rekeyed_by_site(broker: str, tmp_path: Path) ->
         "<html>", '<html><link rel="canonical" href="https://news.example.org/story/8">'
     )
     pages.append((None, declared.encode(), 1))
-    port, log = _free_port(), tmp_path / "worker.log"
-    with log.open("wb") as log_file:
-        proc = subprocess.Popen(
-            _worker_command(broker, names, port, group), cwd=tmp_path, stdout=log_file,
-            stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
+    log = tmp_path / "worker.log"
+    proc, port = _start_site_worker(
+        broker, names, group, tmp_path, log, WORKER_SITE_TOPIC=site_topic
+    )
     try:
-        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
         asyncio.run(_produce_to_partitions(broker, names["input"], pages))
         ids = {f"site-{n}" for n in range(8)} | {f"kafka:{names['input']}:1:2"}
         out = asyncio.run(_consume(broker, names, ids))
@@ -1007,13 +1009,7 @@ def test_pages_without_a_key_are_rekeyed_by_site(broker: str, tmp_path: Path) ->
         assert _metric(text, "stream_cleaner_documents_rekeyed_total") == len(pages)
         assert _metric(text, "stream_cleaner_documents_cleaned_total") == len(pages)
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _stop(proc)
 
 
 def test_warmup_holds_a_new_sites_first_pages_until_it_is_known(
@@ -1023,31 +1019,10 @@ def test_warmup_holds_a_new_sites_first_pages_until_it_is_known(
     pages of a site lose its template (without the hold the first three keep it); a lone
     page of another site waits out the hold and is cleaned without evidence; every offset is
     committed in the end."""
-    from stream_cleaner.streaming.sitestate import changelog_topic
-
-    tag = uuid.uuid4().hex[:8]
-    group = f"g{tag}"
-    names = _create_topics(broker, tag)
-    create_topics(
-        KafkaSettings(bootstrap_servers=broker),
-        [TopicSpec(changelog_topic(group), 4, None, -1, cleanup_policy="compact")],
-    )
-    env = {
-        **_env(tmp_path),
-        "STREAM_CLEANER_WORKER_SITE_TEMPLATES": "true",
-        "STREAM_CLEANER_WORKER_SITE_PARTITIONS": "4",
-        "STREAM_CLEANER_WORKER_WARMUP_SECONDS": "4",
-        "STREAM_CLEANER_SITE_MIN_PAGES": "3",
-        "STREAM_CLEANER_MODE": "perplexity",
-    }
-    port, log = _free_port(), tmp_path / "worker.log"
-    with log.open("wb") as log_file:
-        proc = subprocess.Popen(
-            _worker_command(broker, names, port, group), cwd=tmp_path, stdout=log_file,
-            stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
+    group, names, _ = _site_test_topics(broker)
+    log = tmp_path / "worker.log"
+    proc, port = _start_site_worker(broker, names, group, tmp_path, log, WORKER_WARMUP_SECONDS="4")
     try:
-        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
         ids = asyncio.run(_produce_site_pages(broker, names["input"], range(4)))
         lone = _site_page(9).replace("The Valley Times", "The Hill Post")
         started = time.monotonic()
