@@ -146,6 +146,43 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
         assert normalize_many([text]) == normalize_many(["caf\u00e9 \u00b4 \u6771", text])[1:]
 
 
+def test_native_scorer_gives_the_same_scores_to_threads_at_once(native, default_model):
+    """The scorer scores without the GIL, behind a lock of its own: four threads sharing one
+    scorer (and so its memo tables) each get exactly the single-threaded scores."""
+    import threading
+
+    scorer = native["kenlm_score"].PageScorer(default_model.model)
+    rnd = random.Random(23)
+    # the bundled pages' words, and made-up ones: far more than the memos' slots, so that the
+    # threads keep overwriting each other's entries
+    texts = [decode_body(path.read_bytes()).text for path in SAMPLES.glob("*.html")]
+    words = sorted({word for text in texts for word in text.split()})
+    words += ["".join(rnd.choices("etaoinshrdlu", k=rnd.randint(2, 9))) for _ in range(30000)]
+    pages = [
+        [" ".join(rnd.choices(words, k=rnd.randint(1, 30))) for _ in range(1000)] for _ in range(8)
+    ]
+    expected = [[default_model.score(n) for n in normalize_many(page)] for page in pages]
+    failures: list[int] = []
+    start = threading.Barrier(4)
+
+    def score_pages(seed: int) -> None:
+        start.wait()
+        order = random.Random(seed)
+        for _ in range(30):
+            k = order.randrange(len(pages))
+            if scorer.score_texts(pages[k], SentenceScore, normalize_many) != expected[k]:
+                failures.append(k)
+            if scorer.score_many(normalize_many(pages[k]), SentenceScore) != expected[k]:
+                failures.append(k)
+
+    threads = [threading.Thread(target=score_pages, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
 def test_native_join_kept_equals_the_reference(native, monkeypatch):
     rnd = random.Random(19)
     pieces = ["Mr. Smith.", "\u6771\u4eac\u3002", "\u300d", "ok", "caf\u00e9!", "x\uff1f", "a b"]
@@ -385,3 +422,69 @@ def _without_timings(jsonl: str) -> list[dict]:
     for record in records:
         record.pop("seconds", None)
     return sorted(records, key=lambda r: r.get("id") or "")
+
+
+def test_native_sentence_values_equal_the_reference(native, monkeypatch):
+    """The worker's sentence records, written natively, are the reference's bytes: texts with
+    every escape JSON needs, non-ASCII, floats of every shape, absent perplexities, odd
+    reasons and languages, big and negative ints, and objects that are not slots records."""
+    import dataclasses
+
+    from stream_cleaner.document import CleanedDocument, ScoredSentence
+    from stream_cleaner.streaming import records
+
+    rnd = random.Random(29)
+    pieces = ['"', "\\", "/", "\x00", "\x01", "\x08", "\t", "\n", "\x0b", "\x0c", "\r", "\x1f",
+              "\x7f", "\u00e9", "\u2028", "\u6771", "\U0001f600", "plain words", " "]  # fmt: skip
+    floats = [0.0, -0.0, 1e-7, 1e16, 1e20, -123.456, 3.0, 1234.5, float("inf"), float("nan"),
+              2.5e-320, None]  # fmt: skip
+
+    def sentence(i: int) -> ScoredSentence:
+        return ScoredSentence(
+            text="".join(rnd.choices(pieces, k=rnd.randint(0, 6))),
+            block_index=rnd.choice([i, 0, -3, 2**40, 2**63 - 1, -(2**63)]),
+            log10_prob=rnd.choice([f for f in floats if f is not None]),
+            n_tokens=rnd.randint(0, 40),
+            n_oov=rnd.randint(0, 5),
+            perplexity=rnd.choice(floats),
+            keep=rnd.random() < 0.5,
+            reason=rnd.choice([None, "high_perplexity", 'caf\u00e9 "x"']),
+            language=rnd.choice(["en", "und", "zh", None]),
+        )
+
+    @dataclasses.dataclass
+    class Loose:  # no slots: the native code reads its fields by name
+        text: str
+        block_index: int
+        log10_prob: float
+        n_tokens: int
+        n_oov: int
+        perplexity: float | None
+        keep: bool
+        reason: str | None
+        language: str | None
+
+    def document(doc_id: str, sentences: tuple) -> CleanedDocument:
+        return CleanedDocument(id=doc_id, url="", text="", sentences=sentences, perplexity=None,
+                               kept_perplexity=None, dropped={}, n_blocks=0, encoding=None,
+                               model_id="m", seconds={})  # fmt: skip
+
+    def values(doc: CleanedDocument, fast: bool) -> list[bytes]:
+        with monkeypatch.context() as patched:
+            if not fast:
+                patched.setattr(records, "native_module", lambda name: None)
+            return records.sentence_values(doc)
+
+    for n in [0, 1, 2, 50, 300]:
+        sentences = tuple(sentence(i) for i in range(n))
+        doc = document(rnd.choice(["d1", 'odd "id" \u00e9']), sentences)
+        assert values(doc, True) == values(doc, False)
+        loose = tuple(Loose(**dataclasses.asdict(s)) for s in sentences)
+        doc = dataclasses.replace(doc, sentences=loose)
+        assert values(doc, True) == values(doc, False)
+    broken = ScoredSentence("\ud800 lone surrogate", 0, -1.0, 1, 0, 10.0, True, None)
+    doc = document("d", (broken,))
+    with pytest.raises(TypeError):
+        values(doc, True)
+    with pytest.raises(TypeError):
+        values(doc, False)

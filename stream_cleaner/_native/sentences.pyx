@@ -343,3 +343,250 @@ def decide_page(list texts, list block_of, list scores, unscored, double max_per
             dropped[key] = dropped.get(key, 0) + 1
     columns = (log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)
     return columns, (total_lp, total_n, kept_lp, kept_n), dropped
+
+
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy
+
+
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object value, int *overflow) except? -1
+
+
+cdef struct Buffer:
+    char *data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _grow(Buffer *out, Py_ssize_t more) except -1:
+    cdef Py_ssize_t capacity = out.capacity * 2 if out.capacity else 1024
+    cdef char *data
+    while capacity < out.size + more:
+        capacity *= 2
+    data = <char *> realloc(out.data, capacity)
+    if data == NULL:
+        raise MemoryError()
+    out.data = data
+    out.capacity = capacity
+    return 0
+
+
+cdef inline int _put(Buffer *out, const char *data, Py_ssize_t length) except -1:
+    if out.size + length > out.capacity:
+        _grow(out, length)
+    memcpy(out.data + out.size, data, length)
+    out.size += length
+    return 0
+
+
+cdef inline int _put_bytes(Buffer *out, bytes piece) except -1:
+    return _put(out, PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece))
+
+
+cdef int _put_int(Buffer *out, value, dumps) except -1:
+    """A field that is an int: formatted here when it is a plain int that fits 64 bits, else
+    by ``dumps`` (which then writes, or raises, as the reference would)."""
+    cdef int overflow = 0
+    cdef long long number
+    cdef unsigned long long magnitude
+    cdef char[24] digits
+    cdef int start = 24
+    if type(value) is int:
+        number = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if not overflow:
+            # by hand: snprintf's format parsing cost more than the rest of the record
+            magnitude = <unsigned long long> number if number >= 0 else (
+                0 - <unsigned long long> number)
+            while True:
+                start -= 1
+                digits[start] = <char> (48 + magnitude % 10)
+                magnitude //= 10
+                if magnitude == 0:
+                    break
+            if number < 0:
+                start -= 1
+                digits[start] = b"-"
+            return _put(out, digits + start, 24 - start)
+    return _put_bytes(out, dumps(value))
+
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
+
+
+cdef const char *_HEX = b"0123456789abcdef"
+
+
+cdef int _put_str(Buffer *out, text, dumps) except -1:
+    """A JSON string as orjson writes it: UTF-8 as is; ``"``, ``\\`` and the control characters
+    below U+0020 escaped (\\b \\t \\n \\f \\r, else \\u00xx). What is not a valid str for
+    that (not a str, lone surrogates) goes to ``dumps``, which raises as the reference does."""
+    cdef const char *data
+    cdef Py_ssize_t length, i
+    cdef unsigned char c
+    cdef char *at
+    if type(text) is not str:
+        return _put_bytes(out, dumps(text))
+    try:
+        data = PyUnicode_AsUTF8AndSize(text, &length)
+    except UnicodeEncodeError:
+        return _put_bytes(out, dumps(text))
+    if out.size + 2 + 6 * length > out.capacity:
+        _grow(out, 2 + 6 * length)
+    at = out.data + out.size
+    at[0] = b'"'
+    at += 1
+    for i in range(length):
+        c = <unsigned char> data[i]
+        if c >= 0x20 and c != 0x22 and c != 0x5c:
+            at[0] = <char> c
+            at += 1
+            continue
+        at[0] = b"\\"
+        if c == 0x22 or c == 0x5c:
+            at[1] = <char> c
+        elif c == 0x08:
+            at[1] = b"b"
+        elif c == 0x09:
+            at[1] = b"t"
+        elif c == 0x0a:
+            at[1] = b"n"
+        elif c == 0x0c:
+            at[1] = b"f"
+        elif c == 0x0d:
+            at[1] = b"r"
+        else:
+            at[1] = b"u"
+            at[2] = b"0"
+            at[3] = b"0"
+            at[4] = _HEX[c >> 4]
+            at[5] = _HEX[c & 15]
+            at += 6
+            continue
+        at += 2
+    at[0] = b'"'
+    out.size = at + 1 - out.data
+    return 0
+
+
+cdef bytes _cached(dict cache, value, dumps):
+    """``dumps(value)`` for the few values a field repeats (languages, reasons)."""
+    try:
+        return cache[value]
+    except KeyError:
+        encoded = dumps(value)
+        if len(cache) < 256:
+            cache[value] = encoded
+        return encoded
+    except TypeError:  # unhashable: what dumps makes of it, uncached
+        return dumps(value)
+
+
+cdef list _numbers(bytes array):
+    """The items of a JSON array of numbers (or nulls), as written."""
+    return array[1 : len(array) - 1].split(b",")
+
+
+# the fields sentence_values reads, by position in _SENTENCE_FIELDS
+_SENTENCE_FIELDS = ("text", "block_index", "log10_prob", "n_tokens", "n_oov", "perplexity",
+                    "keep", "reason", "language")
+
+
+cdef inline object _field(object record, Py_ssize_t offset, str name):
+    """``getattr(record, name)``, read straight from its slot at ``offset`` when that is
+    known (>= 0) and set."""
+    cdef PyObject *value
+    if offset >= 0:
+        value = (<PyObject **> ((<char *> <_Object *> record) + offset))[0]
+        if value != NULL:
+            return <object> <_Object *> value
+    return getattr(record, name)
+
+
+cdef list _field_offsets(sentences):
+    """The slot offsets of `_SENTENCE_FIELDS` in the sentences' class (`_slot_offsets`), or
+    -1 for each when the sentences are not all of one such class."""
+    import dataclasses
+
+    cdef list unknown = [-1] * len(_SENTENCE_FIELDS)
+    cls = type(sentences[0])
+    for sentence in sentences:
+        if type(sentence) is not cls:
+            return unknown
+    try:
+        names = tuple(field.name for field in dataclasses.fields(cls))
+    except TypeError:
+        return unknown
+    offsets = _slot_offsets(cls, names)
+    if offsets is None or not all(name in names for name in _SENTENCE_FIELDS):
+        return unknown
+    return [offsets[names.index(name)] for name in _SENTENCE_FIELDS]
+
+
+def sentence_values(str doc_id, sentences, dumps):
+    """``records.sentence_values``: the JSON value of each sentence record, byte for byte.
+
+    The record is written field by field in the reference's (sorted) key order; ints and the
+    text as orjson writes them (`_put_str`). Floats and anything unusual go through ``dumps``
+    (orjson's, as in the reference): the floats of a page in one call (a JSON number holds no
+    comma, so the list splits on them), languages and reasons once per distinct value. One
+    ``dumps`` call per record cost as much as the whole reference: orjson allocates each
+    result at 1 KiB, then shrinks it.
+    """
+    cdef Py_ssize_t n = len(sentences), i
+    cdef list values = [None] * n
+    if n == 0:
+        return values
+    cdef list log10_probs = _numbers(dumps([s.log10_prob for s in sentences]))
+    cdef list perplexities = _numbers(dumps([s.perplexity for s in sentences]))
+    cdef bytes id_json = dumps(doc_id)
+    cdef dict cache = {}
+    cdef list offsets = _field_offsets(sentences)
+    cdef Py_ssize_t at_text = offsets[0], at_block = offsets[1], at_tokens = offsets[3]
+    cdef Py_ssize_t at_oov = offsets[4], at_keep = offsets[6], at_reason = offsets[7]
+    cdef Py_ssize_t at_language = offsets[8]
+    cdef Buffer out
+    out.data = NULL
+    out.size = out.capacity = 0
+    try:
+        for i in range(n):
+            s = sentences[i]
+            out.size = 0
+            _put(&out, b'{"block_index":', 15)
+            _put_int(&out, _field(s, at_block, "block_index"), dumps)
+            _put(&out, b',"document_id":', 15)
+            _put_bytes(&out, id_json)
+            _put(&out, b',"index":', 9)
+            _put_int(&out, i, dumps)
+            _put(&out, b',"kept":', 8)
+            keep = _field(s, at_keep, "keep")
+            if keep is True:
+                _put(&out, b"true", 4)
+            elif keep is False:
+                _put(&out, b"false", 5)
+            else:
+                _put_bytes(&out, dumps(keep))
+            _put(&out, b',"language":', 12)
+            _put_bytes(&out, _cached(cache, _field(s, at_language, "language"), dumps))
+            _put(&out, b',"log10_prob":', 14)
+            _put_bytes(&out, <bytes> log10_probs[i])
+            _put(&out, b',"n_sentences":', 15)
+            _put_int(&out, n, dumps)
+            _put(&out, b',"oov":', 7)
+            _put_int(&out, _field(s, at_oov, "n_oov"), dumps)
+            _put(&out, b',"perplexity":', 14)
+            _put_bytes(&out, <bytes> perplexities[i])
+            _put(&out, b',"reason":', 10)
+            _put_bytes(&out, _cached(cache, _field(s, at_reason, "reason"), dumps))
+            _put(&out, b',"text":', 8)
+            _put_str(&out, _field(s, at_text, "text"), dumps)
+            _put(&out, b',"tokens":', 10)
+            _put_int(&out, _field(s, at_tokens, "n_tokens"), dumps)
+            _put(&out, b"}", 1)
+            values[i] = PyBytes_FromStringAndSize(out.data, out.size)
+    finally:
+        free(out.data)
+    return values

@@ -29,6 +29,7 @@ from typing import Any, Final, NamedTuple
 
 import orjson
 
+from .._native import native_module
 from ..decide import ErrorReason
 from ..decode import BinaryContent, decode_body
 from ..document import CleanedDocument, RawDocument
@@ -396,6 +397,10 @@ def _envelope_body(obj: Mapping[str, Any]) -> bytes | str:
 
 
 def _b64decode(text: str, field: str) -> bytes:
+    try:  # most base64 is one line: decoded as it is, without copying it first
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        pass
     # MIME-style base64 (line breaks every 76 characters) is common: white space is not an error
     compact = "".join(text.split())
     try:
@@ -605,6 +610,9 @@ def sentence_values(doc: CleanedDocument) -> list[bytes]:
     The hot loop of the worker's own code (one record per sentence): the dict is written with
     its keys in sorted order, so orjson needs no ``OPT_SORT_KEYS`` for the same bytes.
     """
+    fast = native_module("sentences")
+    if fast is not None:
+        return fast.sentence_values(doc.id, doc.sentences, orjson.dumps)
     doc_id = doc.id
     total = len(doc.sentences)
     dumps = orjson.dumps
