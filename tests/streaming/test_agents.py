@@ -166,3 +166,27 @@ def test_clean_one_turns_an_exception_into_an_internal_error_dead_letter(monkeyp
     assert dead["id"] == "doc-9"
     assert dead["exception"] == "KeyError"
     assert dead["source"]["offset"] == 7
+
+
+def test_loading_the_models_warms_up_what_the_first_page_would_load():
+    """`load_models_now` (before the worker reports ready) also loads fastText and the mode's
+    labeller, which the first batch would otherwise load while its pages wait; in a fresh
+    process, where nothing was loaded before."""
+    import subprocess
+    import sys
+
+    code = """
+from stream_cleaner import labeller, language
+from stream_cleaner.settings import CleanerSettings
+from stream_cleaner.streaming.agents import load_models_now
+assert language.identifier()._model is None and not labeller._labellers
+load_models_now(CleanerSettings(mode="corpus"))
+print(language.identifier()._model is not None, sorted(labeller._labellers))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    loaded, labellers = done.stdout.split(" ", 1)
+    assert loaded == "True"
+    assert "'corpus'" in labellers
