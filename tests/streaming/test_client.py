@@ -132,3 +132,57 @@ def test_stack_command_cleans_the_samples_end_to_end(capsys):
     out = capsys.readouterr().out
     assert "6 produced, 6 cleaned, 0 dead letters (none), 0 without an outcome" in out
     assert "metrics     http://127.0.0.1:" in out
+
+
+@pytest.mark.broker
+def test_batch_send_writes_every_record_in_order_across_full_batches(broker):
+    """The worker's BatchSend through a real producer whose batches hold only a few records:
+    a document's sentence records fill batch after batch, a record near the request limit
+    gets a batch of its own, a record over it is refused; every record arrives once, in
+    order, on the key's partition, and every future is done when the broker has them."""
+    from types import SimpleNamespace
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.errors import MessageSizeTooLargeError
+
+    from stream_cleaner.streaming.agents import BatchSend
+
+    settings = KafkaSettings(bootstrap_servers=(broker,))
+    topic = f"test-{uuid.uuid4().hex[:8]}.sentences.v1"
+    spec = TopicSpec(topic, partitions=3, replication_factor=1, retention_ms=3_600_000,
+                     max_message_bytes=None)  # fmt: skip
+    create_topics(settings, [spec])
+    values = [b'{"index":%d,"text":"%s"}' % (i, b"x" * (i % 50)) for i in range(500)]
+    big = b"y" * 60_000  # under the 64 KiB request limit, but near it
+
+    async def run() -> list[bytes]:
+        producer = AIOKafkaProducer(**settings.client_kwargs(), max_batch_size=2048,
+                                    max_request_size=65_536)  # fmt: skip
+        await producer.start()
+        try:
+            app = SimpleNamespace(producer=SimpleNamespace(_producer=producer))
+            send = BatchSend(app, {"sentences": topic})
+            waiters = await send.send_values("sentences", b"doc-1", values[:250])
+            waiters += await send.send_values("sentences", b"doc-1", [big])
+            waiters += await send.send_values("sentences", b"doc-1", values[250:])
+            with pytest.raises(MessageSizeTooLargeError):
+                await send.send_values("sentences", b"doc-1", [b"z" * 70_000])
+            await send.flush()
+            assert len(waiters) > 10  # the records filled many batches
+            await asyncio.gather(*waiters)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(topic, **settings.client_kwargs(), group_id=None,
+                                    auto_offset_reset="earliest")  # fmt: skip
+        await consumer.start()
+        got: list[tuple[int, bytes]] = []
+        try:
+            while len(got) < len(values) + 1:
+                for records in (await consumer.getmany(timeout_ms=2000)).values():
+                    got += [(r.partition, r.value) for r in records]
+        finally:
+            await consumer.stop()
+        assert len({partition for partition, _ in got}) == 1
+        return [value for _, value in got]
+
+    assert asyncio.run(run()) == [*values[:250], big, *values[250:]]
