@@ -137,8 +137,9 @@ def decode_body(
         declared = _codec(match.group(1).decode("ascii", "replace")) if match else None
         source = "meta"
     if declared is not None:
-        if declared in _SINGLE_BYTE and _is_utf8_with_non_ascii(body):
-            return Decoded(body.decode("utf-8"), "utf-8", "utf-8", body)
+        as_utf8 = _utf8_with_non_ascii(body) if declared in _SINGLE_BYTE else None
+        if as_utf8 is not None:
+            return Decoded(as_utf8, "utf-8", "utf-8", body)
         try:
             text, exact = _decode_declared(body, declared)
         except UnicodeDecodeError:
@@ -216,14 +217,14 @@ def _codec(label: str | None) -> str | None:
     return _WHATWG_ALIASES.get(name, name)
 
 
-def _is_utf8_with_non_ascii(body: bytes) -> bool:
+def _utf8_with_non_ascii(body: bytes) -> str | None:
+    """The body decoded as UTF-8 when it is valid UTF-8 with non-ASCII bytes, else None."""
     if body.isascii():
-        return False
+        return None
     try:
-        body.decode("utf-8")
+        return body.decode("utf-8")
     except UnicodeDecodeError:
-        return False
-    return True
+        return None
 
 
 def _reject_binary(body: bytes) -> None:

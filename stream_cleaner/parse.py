@@ -114,7 +114,9 @@ def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH) -> str:
     Blink's parser does past depth 512. Only pages with many tags are even looked at: below
     `_NESTING_SCAN_TAGS` tags the worst case costs lexbor about 0.1 s.
     """
-    if html.count("<") <= _NESTING_SCAN_TAGS:
+    fast = native_module("lexbor_walk")
+    tags = fast.count_char(html, "<") if fast is not None else html.count("<")
+    if tags <= _NESTING_SCAN_TAGS:
         return html
     steps = map(_DEPTH_STEP.__getitem__, _TAG_EDGE.findall(html))
     if max(itertools.accumulate(steps), default=0) <= max_depth:

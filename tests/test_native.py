@@ -83,6 +83,17 @@ def test_native_walk_collapses_white_space_as_str_split_does(native):
         assert fast == reference, body
 
 
+def test_native_count_char_equals_str_count(native):
+    rnd = random.Random(5)
+    alphabet = ["<", "a", " ", "\u00e9", "\u6771", "\U0001f600", "\u3c3c", "\u013c"]
+    count = native["lexbor_walk"].count_char
+    for n in (0, 1, 7, 64, 1000, 70_000, 140_001):
+        for letters in (alphabet[:3], alphabet[:4], alphabet[:6], alphabet):
+            text = "".join(rnd.choices(letters, k=n))
+            for char in ("<", "\u3c3c", "\U0001f600", "\u013c"):
+                assert count(text, char) == text.count(char)
+
+
 def test_native_walk_decodes_text_nodes_as_python_does(native):
     """The walk decodes lexbor's UTF-8 itself: well-formed or not (bytes handed to lexbor
     as they are), each block is what Python's ``decode("utf-8", "replace")`` of its nodes
