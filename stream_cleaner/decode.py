@@ -13,7 +13,7 @@ import functools
 import importlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -85,6 +85,9 @@ class Decoded:
     text: str
     encoding: str
     source: str  # bom | http | meta | utf-8 | detected | fallback
+    # the body itself when it is exactly ``text`` in UTF-8 (strict UTF-8 or ASCII): lexbor
+    # parses it without the text being encoded again (`parse.parse_blocks`)
+    utf8: bytes | None = field(default=None, compare=False, repr=False)
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:
@@ -134,14 +137,17 @@ def decode_body(
         declared = _codec(match.group(1).decode("ascii", "replace")) if match else None
         source = "meta"
     if declared is not None:
-        if declared in _SINGLE_BYTE and _is_utf8_with_non_ascii(body):
-            return Decoded(body.decode("utf-8"), "utf-8", "utf-8")
+        as_utf8 = _utf8_with_non_ascii(body) if declared in _SINGLE_BYTE else None
+        if as_utf8 is not None:
+            return Decoded(as_utf8, "utf-8", "utf-8", body)
         try:
-            return Decoded(_decode_declared(body, declared), declared, source)
+            text, exact = _decode_declared(body, declared)
         except UnicodeDecodeError:
             pass  # the declaration is wrong: fall through to detection
+        else:
+            return Decoded(text, declared, source, body if exact else None)
     try:
-        return Decoded(body.decode("utf-8"), "utf-8", "utf-8")
+        return Decoded(body.decode("utf-8"), "utf-8", "utf-8", body)
     except UnicodeDecodeError:
         pass
     mixed = _utf8_with_cp1252(body)
@@ -150,12 +156,13 @@ def decode_body(
     return _detect(body)
 
 
-def _decode_declared(body: bytes, codec: str) -> str:
-    """``body.decode(codec)``; an ASCII body in a single-byte charset that maps ASCII to
-    itself is decoded as ASCII, the same text without the per-byte table lookups."""
+def _decode_declared(body: bytes, codec: str) -> tuple[str, bool]:
+    """``body.decode(codec)``, and whether ``body`` is that text in UTF-8; an ASCII body in a
+    single-byte charset that maps ASCII to itself is decoded as ASCII, the same text without
+    the per-byte table lookups."""
     if body.isascii() and _ascii_is_identity(codec):
-        return body.decode("ascii")
-    return body.decode(codec)
+        return body.decode("ascii"), True
+    return body.decode(codec), codec == "utf-8"
 
 
 @functools.cache
@@ -210,14 +217,14 @@ def _codec(label: str | None) -> str | None:
     return _WHATWG_ALIASES.get(name, name)
 
 
-def _is_utf8_with_non_ascii(body: bytes) -> bool:
+def _utf8_with_non_ascii(body: bytes) -> str | None:
+    """The body decoded as UTF-8 when it is valid UTF-8 with non-ASCII bytes, else None."""
     if body.isascii():
-        return False
+        return None
     try:
-        body.decode("utf-8")
+        return body.decode("utf-8")
     except UnicodeDecodeError:
-        return False
-    return True
+        return None
 
 
 def _reject_binary(body: bytes) -> None:

@@ -66,7 +66,11 @@ def looks_like_html(text: str) -> bool:
 
 
 def parse_blocks(
-    html: str, *, parser: str = "lexbor", deadline: float | None = None
+    html: str,
+    *,
+    parser: str = "lexbor",
+    deadline: float | None = None,
+    utf8: bytes | None = None,
 ) -> list[Block]:
     """Cut a page into text blocks in reading order.
 
@@ -75,15 +79,19 @@ def parse_blocks(
         parser: ``lexbor`` or ``html5lib``.
         deadline: a ``time.monotonic()`` instant past which parsing stops with
             `TimeBudgetExceeded`.
+        utf8: ``html`` in UTF-8, when the caller has it (`decode.Decoded.utf8`): lexbor reads
+            it as it is instead of an encoding of ``html``.
 
     Returns:
         The blocks with their text, tag path, depth, link density and container flags.
     """
-    html = limit_nesting(html)
+    limited = limit_nesting(html)
     if parser == "lexbor":
         from selectolax.lexbor import LexborHTMLParser
 
-        document = LexborHTMLParser(html)
+        # selectolax encodes a str to UTF-8 ("ignore": no surrogate survives), which is
+        # ``utf8`` exactly when ``html`` was decoded from it and nesting left it alone
+        document = LexborHTMLParser(utf8 if utf8 is not None and limited is html else limited)
         fast = native_module("lexbor_walk")
         if fast is not None:
             return fast.walk_blocks(
@@ -92,7 +100,7 @@ def parse_blocks(
             )  # fmt: skip
         root = document.root
     elif parser == "html5lib":
-        root = _html5lib_root(html, deadline)
+        root = _html5lib_root(limited, deadline)
     else:
         raise ValueError(f"unknown parser {parser!r}")
     return _walk(root, deadline) if root is not None else []
@@ -106,7 +114,9 @@ def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH) -> str:
     Blink's parser does past depth 512. Only pages with many tags are even looked at: below
     `_NESTING_SCAN_TAGS` tags the worst case costs lexbor about 0.1 s.
     """
-    if html.count("<") <= _NESTING_SCAN_TAGS:
+    fast = native_module("lexbor_walk")
+    tags = fast.count_char(html, "<") if fast is not None else html.count("<")
+    if tags <= _NESTING_SCAN_TAGS:
         return html
     steps = map(_DEPTH_STEP.__getitem__, _TAG_EDGE.findall(html))
     if max(itertools.accumulate(steps), default=0) <= max_depth:

@@ -267,16 +267,16 @@ class _Run:
                 decoded = decode_body(body, content_type=raw.content_type, headers=raw.headers)
             except BinaryContent as exc:
                 raise _Failed(ErrorReason.BINARY, str(exc)) from None
-            text, self.encoding = decoded.text, decoded.encoding
+            text, self.encoding, utf8 = decoded.text, decoded.encoding, decoded.utf8
         else:
-            text = body
+            text, utf8 = body, None
         t = self._lap("decode", t)
         if not text or text.isspace():
             raise _Failed(ErrorReason.EMPTY, "the body is empty")
         if _is_plain_text(raw, text):
             blocks = parse_text_blocks(text)
         else:
-            blocks = parse_blocks(text, parser=settings.parser, deadline=self.deadline)
+            blocks = parse_blocks(text, parser=settings.parser, deadline=self.deadline, utf8=utf8)
         self.n_blocks = len(blocks)
         t = self._lap("parse", t)
         if not blocks:

@@ -151,3 +151,37 @@ def test_ascii_pages_in_a_declared_single_byte_charset_decode_as_that_charset_wo
     # EBCDIC maps ASCII bytes elsewhere: never read as ASCII
     raw = page("", "plain words").encode("ascii")
     assert decode_body(raw, content_type="text/html; charset=cp037").text == raw.decode("cp037")
+
+
+@pytest.mark.parametrize(
+    ("raw", "headers", "exact"),
+    [
+        (page('<meta charset="utf-8">', CAFE).encode("utf-8"), None, True),
+        (page("", CAFE).encode("utf-8"), None, True),
+        (page('<meta charset="iso-8859-1">', "plain ASCII").encode("ascii"), None, True),
+        (page('<meta charset="windows-1252">', CAFE).encode("utf-8"), None, True),
+        (page("", "Caf\u00e9").encode("cp1252"), None, False),
+        (page("", "ok").encode("ascii"), {"Content-Type": "text/html; charset=cp037"}, False),
+        (page("", "ok").encode("cp037"), {"Content-Type": "text/html; charset=cp037"}, False),
+        (codecs.BOM_UTF8 + page("", CAFE).encode("utf-8"), None, False),
+    ],
+)
+def test_the_body_is_kept_for_the_parser_only_when_it_is_the_text_in_utf8(raw, headers, exact):
+    """``Decoded.utf8`` lets lexbor read the body without re-encoding the text: it must be
+    that text's UTF-8 byte for byte, or absent."""
+    decoded = decode_body(raw, headers=headers)
+    if exact:
+        assert decoded.utf8 is raw
+    if decoded.utf8 is not None:
+        assert decoded.utf8 == decoded.text.encode("utf-8")
+
+
+def test_the_kept_body_gives_the_same_blocks():
+    from stream_cleaner.parse import parse_blocks
+
+    kept = 0
+    for path in sorted(SAMPLES.glob("*.html")):
+        decoded = decode_body(path.read_bytes())
+        kept += decoded.utf8 is not None
+        assert parse_blocks(decoded.text, utf8=decoded.utf8) == parse_blocks(decoded.text)
+    assert kept

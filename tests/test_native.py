@@ -83,6 +83,42 @@ def test_native_walk_collapses_white_space_as_str_split_does(native):
         assert fast == reference, body
 
 
+def test_native_count_char_equals_str_count(native):
+    rnd = random.Random(5)
+    alphabet = ["<", "a", " ", "\u00e9", "\u6771", "\U0001f600", "\u3c3c", "\u013c"]
+    count = native["lexbor_walk"].count_char
+    for n in (0, 1, 7, 64, 1000, 70_000, 140_001):
+        for letters in (alphabet[:3], alphabet[:4], alphabet[:6], alphabet):
+            text = "".join(rnd.choices(letters, k=n))
+            for char in ("<", "\u3c3c", "\U0001f600", "\u013c"):
+                assert count(text, char) == text.count(char)
+
+
+def test_native_walk_decodes_text_nodes_as_python_does(native):
+    """The walk decodes lexbor's UTF-8 itself: well-formed or not (bytes handed to lexbor
+    as they are), each block is what Python's ``decode("utf-8", "replace")`` of its nodes
+    gives the reference."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    rnd = random.Random(23)
+    pieces = [b"a", b" ", b"\n", b"caf\xc3\xa9", b"\xe6\x9d\xb1", b"\xf0\x9f\x98\x80",
+              b"\xc2\xa0", b"\xe3\x80\x80", b"\xff", b"\xc3", b"\xe6\x9d", b"\xed\xa0\x80",
+              b"\xe0\x80\xaf", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\x80", b"\xf0\x9f"]  # fmt: skip
+    tags = [b"p", b"span", b"a", b"li"]
+    for _ in range(300):
+        body = b"".join(
+            b"<%s>%s</%s>" % (tag, b"".join(rnd.choices(pieces, k=rnd.randint(0, 8))), tag)
+            for tag in rnd.choices(tags, k=rnd.randint(1, 8))
+        )
+        reference = parse._walk(LexborHTMLParser(body).root, None)
+        fast = native["lexbor_walk"].walk_blocks(
+            LexborHTMLParser(body), Block, parse.BLOCK_TAGS, parse.SKIP_TAGS,
+            parse.HEADING_TAGS, parse.LIST_TAGS, parse.TABLE_TAGS, parse.FORM_TAGS, None,
+            parse.TimeBudgetExceeded,
+        )  # fmt: skip
+        assert fast == reference, body
+
+
 @pytest.mark.slow
 def test_native_walk_split_and_scoring_equal_the_reference_on_cleaneval_dev(native, default_model):
     scorer = native["kenlm_score"].PageScorer(default_model.model)

@@ -4,13 +4,17 @@
 selectolax hands out one Python ``LexborNode`` per node visited; on a typical page that is most
 of the cost of cutting blocks. This walk reads lexbor's node structs directly (fields only: the
 selectolax extension does not export lexbor's functions to other modules) and makes Python
-objects only for what a block keeps. `parse._walk` stays the reference: tests check that both
-give the same blocks.
+objects only for what a block keeps: text nodes are decoded from lexbor's UTF-8 straight into
+the block's collapsed text (no string per node), the open elements and a block's tag path are C
+arrays of tag ids, and the blocks are made by writing their slots (`sentences.make_records`).
+`parse._walk` stays the reference: tests check that both give the same blocks.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.string cimport memcpy
 from libc.stdint cimport uintptr_t
 from selectolax.lexbor cimport (
     LXB_DOM_NODE_TYPE_ELEMENT,
@@ -98,6 +102,12 @@ cdef class _TagTable:
             return <str> self.standard_names[tag_id]
         return <str> self.custom[tag_id][0]
 
+    cdef inline PyObject *name_ref(self, uintptr_t tag_id):
+        """`name`, borrowed: the table holds it as long as it lives."""
+        if tag_id < LXB_TAG__LAST_ENTRY:
+            return self.standard_names[tag_id]
+        return <PyObject *> (<tuple> self.custom[tag_id])[0]
+
 
 cdef inline bint _ascii_blank(const lxb_char_t *data, size_t length):
     """Whether bytes are all ASCII white space (most text nodes between tags are)."""
@@ -111,8 +121,8 @@ cdef inline bint _ascii_blank(const lxb_char_t *data, size_t length):
 
 
 cdef extern from "Python.h":
-    int PyUnicode_KIND(object text)
     void *PyUnicode_DATA(object text)
+    int PyUnicode_KIND(object text)
     object PyUnicode_FromKindAndData(int kind, const void *buffer, Py_ssize_t size)
     bint Py_UNICODE_ISSPACE(Py_UCS4 c) nogil
     ctypedef unsigned char Py_UCS1
@@ -125,71 +135,236 @@ ctypedef fused _char:
     Py_UCS4
 
 
-cdef Py_UCS4 *_collapse_buffer = NULL
-cdef Py_ssize_t _collapse_capacity = 0
+cdef inline bint _is_space(Py_UCS4 c) noexcept nogil:
+    """White space as ``str.split`` and ``str.isspace`` see it."""
+    return (c == 32 or 9 <= c <= 13 or 28 <= c <= 31) if c < 128 else Py_UNICODE_ISSPACE(c)
 
 
-cdef inline Py_ssize_t _append_words(const _char *data, Py_ssize_t length, Py_UCS4 *out,
-                                     Py_ssize_t at, bint *in_word) noexcept nogil:
-    """Copy the words of ``data`` to ``out`` from ``at``, one space before each word but
-    the first of the whole text; return the new end."""
+# A block's text as it is collapsed: its words, one space between them (UCS-4).
+cdef struct _Words:
+    Py_UCS4 *out
+    Py_ssize_t at  # characters written
+    Py_ssize_t capacity
+    bint in_word  # the last character seen was not white space
+
+
+cdef inline void _add(_Words *words, Py_UCS4 c) noexcept nogil:
+    """One character of a text node: white space ends the word, a word's first character gets
+    one space before it (but the block's first word), the others are copied."""
+    if _is_space(c):
+        words.in_word = False
+        return
+    if not words.in_word:
+        if words.at:
+            words.out[words.at] = 32
+            words.at += 1
+        words.in_word = True
+    words.out[words.at] = c
+    words.at += 1
+
+
+cdef inline void _add_words(_Words *words, const _char *data, Py_ssize_t length) noexcept nogil:
     cdef Py_ssize_t i
-    cdef Py_UCS4 c
-    cdef bint space
     for i in range(length):
-        c = data[i]
-        space = (c == 32 or 9 <= c <= 13 or 28 <= c <= 31) if c < 128 else Py_UNICODE_ISSPACE(c)
-        if space:
-            in_word[0] = False
-            continue
-        if not in_word[0]:
-            if at:
-                out[at] = 32
-                at += 1
-            in_word[0] = True
-        out[at] = c
-        at += 1
-    return at
+        _add(words, data[i])
 
 
-cdef str _collapse(list parts):
-    """``" ".join("".join(parts).split())`` without a string per word: the words of the
-    parts (split at white space as ``str.split`` sees it: ``Py_UNICODE_ISSPACE``), one space
-    between them, copied in one pass and narrowed by ``PyUnicode_FromKindAndData``."""
-    global _collapse_buffer, _collapse_capacity
-    cdef Py_ssize_t need = 0, at = 0
-    cdef Py_UCS4 *grown
-    cdef bint in_word = False
-    cdef int kind
-    cdef str part
-    for part in parts:
-        need += len(part) + 1
-    if need > _collapse_capacity:
-        grown = <Py_UCS4 *> PyMem_Realloc(_collapse_buffer, need * sizeof(Py_UCS4))
-        if grown == NULL:
-            raise MemoryError()
-        _collapse_buffer, _collapse_capacity = grown, need
-    for part in parts:
-        kind = PyUnicode_KIND(part)
-        if kind == 1:
-            at = _append_words(<const Py_UCS1 *> PyUnicode_DATA(part), len(part),
-                               _collapse_buffer, at, &in_word)
-        elif kind == 2:
-            at = _append_words(<const Py_UCS2 *> PyUnicode_DATA(part), len(part),
-                               _collapse_buffer, at, &in_word)
+cdef Py_ssize_t _add_utf8(_Words *words, const lxb_char_t *data, size_t length,
+                          bint *has_text) noexcept nogil:
+    """Decode a text node's UTF-8 into ``words``; return its length in characters, or -1
+    when it is not well-formed UTF-8 as Python's decoder sees it (``words`` is then as it was,
+    and the caller decodes the node with Python's ``replace`` handler)."""
+    cdef Py_ssize_t at = words.at, n = 0
+    cdef bint in_word = words.in_word
+    cdef size_t i = 0
+    cdef Py_UCS4 c
+    cdef lxb_char_t b0, b1, b2, b3
+    has_text[0] = False
+    while i < length:
+        b0 = data[i]
+        if b0 < 0x80:
+            c = b0
+            i += 1
+        elif 0xC2 <= b0 <= 0xDF:
+            if i + 1 >= length or (data[i + 1] & 0xC0) != 0x80:
+                break
+            c = ((b0 & 0x1F) << 6) | (data[i + 1] & 0x3F)
+            i += 2
+        elif 0xE0 <= b0 <= 0xEF:
+            if i + 2 >= length:
+                break
+            b1 = data[i + 1]
+            b2 = data[i + 2]
+            if (b1 & 0xC0) != 0x80 or (b2 & 0xC0) != 0x80:
+                break
+            if (b0 == 0xE0 and b1 < 0xA0) or (b0 == 0xED and b1 >= 0xA0):
+                break  # overlong, or a surrogate
+            c = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+            i += 3
+        elif 0xF0 <= b0 <= 0xF4:
+            if i + 3 >= length:
+                break
+            b1 = data[i + 1]
+            b2 = data[i + 2]
+            b3 = data[i + 3]
+            if (b1 & 0xC0) != 0x80 or (b2 & 0xC0) != 0x80 or (b3 & 0xC0) != 0x80:
+                break
+            if (b0 == 0xF0 and b1 < 0x90) or (b0 == 0xF4 and b1 >= 0x90):
+                break  # overlong, or past U+10FFFF
+            c = ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+            i += 4
         else:
-            at = _append_words(<const Py_UCS4 *> PyUnicode_DATA(part), len(part),
-                               _collapse_buffer, at, &in_word)
-    text = <str> PyUnicode_FromKindAndData(4, _collapse_buffer, at)
-    if _collapse_capacity > 1 << 20:  # a huge block: give its buffer back
-        PyMem_Free(_collapse_buffer)
-        _collapse_buffer, _collapse_capacity = NULL, 0
-    return text
+            break
+        n += 1
+        if not has_text[0] and not _is_space(c):
+            has_text[0] = True
+        _add(words, c)
+    if i < length:  # malformed: undo
+        words.at = at
+        words.in_word = in_word
+        has_text[0] = False
+        return -1
+    return n
+
+
+cdef class _Walk:
+    """The state of one walk: the open elements, the block being gathered, the blocks made."""
+
+    cdef _TagTable tags
+    cdef lxb_dom_node_t **open_nodes
+    cdef uintptr_t *open_ids
+    cdef int *open_kinds
+    cdef PyObject **block_stack  # names of the open block elements, borrowed from `tags`
+    cdef uintptr_t *path  # the open elements' ids at the block's first text node
+    cdef Py_ssize_t n_open, n_block_stack, capacity
+    cdef _Words words
+    cdef bint has_text  # the block has a text node that is not all white space
+    cdef Py_ssize_t n_chars, link_chars, lca
+    cdef object block_tag
+    cdef dict path_info
+    cdef tuple heading_tags, list_tags, table_tags, form_tags  # frozensets, in a tuple
+    cdef list columns  # the Block fields, one list each
+
+    def __cinit__(self):
+        self.open_nodes = NULL
+        self.open_ids = NULL
+        self.open_kinds = NULL
+        self.block_stack = NULL
+        self.path = NULL
+        self.words.out = NULL
+        self.words.capacity = 0
+
+    def __dealloc__(self):
+        PyMem_Free(self.open_nodes)
+        PyMem_Free(self.open_ids)
+        PyMem_Free(self.open_kinds)
+        PyMem_Free(self.block_stack)
+        PyMem_Free(self.path)
+        PyMem_Free(self.words.out)
+
+    cdef int grow(self) except -1:
+        """Double the room for open elements."""
+        cdef Py_ssize_t capacity = self.capacity * 2 if self.capacity else 64
+        cdef void *p
+        p = PyMem_Realloc(self.open_nodes, capacity * sizeof(lxb_dom_node_t *))
+        if p == NULL:
+            raise MemoryError()
+        self.open_nodes = <lxb_dom_node_t **> p
+        p = PyMem_Realloc(self.open_ids, capacity * sizeof(uintptr_t))
+        if p == NULL:
+            raise MemoryError()
+        self.open_ids = <uintptr_t *> p
+        p = PyMem_Realloc(self.open_kinds, capacity * sizeof(int))
+        if p == NULL:
+            raise MemoryError()
+        self.open_kinds = <int *> p
+        p = PyMem_Realloc(self.block_stack, (capacity + 1) * sizeof(PyObject *))
+        if p == NULL:
+            raise MemoryError()
+        self.block_stack = <PyObject **> p
+        p = PyMem_Realloc(self.path, capacity * sizeof(uintptr_t))
+        if p == NULL:
+            raise MemoryError()
+        self.path = <uintptr_t *> p
+        self.capacity = capacity
+        return 0
+
+    cdef int reserve_text(self, size_t length) except -1:
+        """Room for ``length`` more characters and a space in the block's text."""
+        cdef Py_ssize_t need = self.words.at + <Py_ssize_t> length + 1
+        cdef Py_ssize_t capacity
+        cdef void *p
+        if need > self.words.capacity:
+            capacity = max(need, 2 * self.words.capacity, 1024)
+            p = PyMem_Realloc(self.words.out, capacity * sizeof(Py_UCS4))
+            if p == NULL:
+                raise MemoryError()
+            self.words.out = <Py_UCS4 *> p
+            self.words.capacity = capacity
+        return 0
+
+    cdef int add_decoded(self, str data) except -1:
+        """A text node Python decoded (malformed UTF-8): its words, as `_add_utf8` adds."""
+        cdef int kind = PyUnicode_KIND(data)
+        cdef Py_ssize_t length = len(data)
+        self.reserve_text(length)
+        if kind == 1:
+            _add_words(&self.words, <const Py_UCS1 *> PyUnicode_DATA(data), length)
+        elif kind == 2:
+            _add_words(&self.words, <const Py_UCS2 *> PyUnicode_DATA(data), length)
+        else:
+            _add_words(&self.words, <const Py_UCS4 *> PyUnicode_DATA(data), length)
+        return 0
+
+    cdef int flush(self) except -1:
+        """End the block being gathered: its text, path and densities become a row."""
+        cdef Py_ssize_t i, lca = self.lca
+        cdef str text = <str> PyUnicode_FromKindAndData(4, self.words.out, self.words.at)
+        if self.words.capacity > 1 << 20:  # a huge block: give its buffer back
+            PyMem_Free(self.words.out)
+            self.words.out = NULL
+            self.words.capacity = 0
+        if text:
+            key = PyBytes_FromStringAndSize(<const char *> self.path, lca * sizeof(uintptr_t))
+            info = self.path_info.get(key)
+            if info is None:
+                names = tuple([self.tags.name(self.path[i]) for i in range(lca)])
+                info = self.path_info[key] = (
+                    " ".join(names),
+                    len(names),
+                    "a" in names,
+                    not (<frozenset> self.heading_tags[0]).isdisjoint(names),
+                    not (<frozenset> self.list_tags[0]).isdisjoint(names),
+                    not (<frozenset> self.table_tags[0]).isdisjoint(names),
+                    not (<frozenset> self.form_tags[0]).isdisjoint(names),
+                )
+            columns = self.columns
+            (<list> columns[0]).append(len(<list> columns[0]))
+            (<list> columns[1]).append(text)
+            (<list> columns[2]).append(self.block_tag)
+            for i in range(2):
+                (<list> columns[3 + i]).append((<tuple> info)[i])
+            (<list> columns[5]).append(
+                <double> self.link_chars / self.n_chars if self.n_chars else 0.0
+            )
+            for i in range(2, 7):
+                (<list> columns[4 + i]).append((<tuple> info)[i])
+        self.words.at = 0
+        self.words.in_word = False
+        self.has_text = False
+        self.n_chars = self.link_chars = 0
+        self.lca = -1
+        return 0
 
 
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
                 table_tags, form_tags, deadline, timeout_error):
     """The blocks of a parsed page, exactly as `parse._walk` cuts them.
+
+    The text nodes' UTF-8 is decoded and white-space collapsed straight into the block's text
+    (`_add_utf8`), with no string per node; the tag path of a block is a key of the open
+    elements' ids until a new path needs its names; the blocks are made at the end, by
+    `sentences.make_records` when it is built.
 
     Args:
         parser: a selectolax parser holding the page.
@@ -199,143 +374,170 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         deadline: a ``time.monotonic()`` instant, or None.
         timeout_error: the exception class raised past the deadline.
     """
+    cdef _Walk walk = _Walk()
     cdef _TagTable tags = _TagTable(block_tags, skip_tags)
     cdef lxb_dom_node_t *root
     cdef lxb_dom_node_t *node
-    cdef lxb_dom_node_t **open_nodes = NULL
-    cdef int *open_kinds = NULL
-    cdef int *grown_kinds
-    cdef Py_ssize_t n_open = 0, capacity = 0
-    cdef Py_ssize_t n_chars = 0, link_chars = 0, link_depth = 0, count = 0
-    cdef Py_ssize_t lca = -1, low = 0, depth, n
+    cdef Py_ssize_t link_depth = 0, count = 0, low = 0, depth, n
     cdef int kind
+    cdef uintptr_t tag_id
     cdef lexbor_str_t *chars
-    cdef lxb_dom_node_t **grown
-    cdef bint has_text
-    cdef list blocks = [], stack, block_stack = ["html"], parts = [], path = []
-    cdef dict path_info = {}
-    cdef str tag, data, block_tag = ""
+    cdef bint node_has_text
+    cdef str data
 
+    walk.tags = tags
+    walk.path_info = {}
+    walk.heading_tags = (frozenset(heading_tags),)
+    walk.list_tags = (frozenset(list_tags),)
+    walk.table_tags = (frozenset(table_tags),)
+    walk.form_tags = (frozenset(form_tags),)
+    walk.columns = [[] for _ in range(11)]
+    walk.lca = -1
+    walk.block_tag = ""
     if parser.document == NULL:
-        return blocks
+        return []
     root = <lxb_dom_node_t *> parser.document.dom_document.element
     if root == NULL:
-        return blocks
-    kind = tags.kind(root.local_name)
-    stack = [tags.name(root.local_name)]
+        return []
+    walk.grow()
+    walk.open_nodes[0] = root
+    walk.open_ids[0] = root.local_name
+    walk.open_kinds[0] = tags.kind(root.local_name)
+    walk.n_open = 1
+    walk.block_stack[0] = <PyObject *> _HTML
+    walk.n_block_stack = 1
     monotonic = time.monotonic
 
-    def flush():
-        nonlocal n_chars, link_chars, lca
-        text = _collapse(parts)
-        parts.clear()
-        if text:
-            key = tuple(path[:lca])
-            info = path_info.get(key)
-            if info is None:
-                info = path_info[key] = (
-                    " ".join(key),
-                    len(key),
-                    "a" in key,
-                    not heading_tags.isdisjoint(key),
-                    not list_tags.isdisjoint(key),
-                    not table_tags.isdisjoint(key),
-                    not form_tags.isdisjoint(key),
-                )
-            blocks.append(
-                block(
-                    len(blocks), text, block_tag, info[0], info[1],
-                    <double> link_chars / n_chars if n_chars else 0.0,
-                    info[2], info[3], info[4], info[5], info[6],
-                )
-            )
-        n_chars = link_chars = 0
-        lca = -1
-
-    try:
-        capacity = 64
-        open_nodes = <lxb_dom_node_t **> PyMem_Realloc(NULL, capacity * sizeof(lxb_dom_node_t *))
-        open_kinds = <int *> PyMem_Realloc(NULL, capacity * sizeof(int))
-        if open_nodes == NULL or open_kinds == NULL:
-            raise MemoryError()
-        open_nodes[0] = root
-        open_kinds[0] = kind
-        n_open = 1
-        node = root.first_child
-        while True:
-            if node == NULL:  # the children of open_nodes[-1] are done: close it
-                stack.pop()
-                kind = open_kinds[n_open - 1]
-                if kind & IS_BLOCK:
-                    if parts:
-                        flush()
-                    block_stack.pop()
-                elif kind & IS_LINK:
-                    link_depth -= 1
-                if low > len(stack):
-                    low = len(stack)
-                n_open -= 1
-                node = open_nodes[n_open].next
-                if n_open == 0:
-                    break
-                continue
-            if node.type == LXB_DOM_NODE_TYPE_TEXT:
-                chars = &(<lxb_dom_character_data_t *> node).data
-                has_text = False
-                if chars.data != NULL and chars.length and not _ascii_blank(chars.data, chars.length):
+    node = root.first_child
+    while True:
+        if node == NULL:  # the children of the last open element are done: close it
+            kind = walk.open_kinds[walk.n_open - 1]
+            if kind & IS_BLOCK:
+                if walk.has_text:
+                    walk.flush()
+                walk.n_block_stack -= 1
+            elif kind & IS_LINK:
+                link_depth -= 1
+            if low > walk.n_open - 1:
+                low = walk.n_open - 1
+            walk.n_open -= 1
+            node = walk.open_nodes[walk.n_open].next
+            if walk.n_open == 0:
+                break
+            continue
+        if node.type == LXB_DOM_NODE_TYPE_TEXT:
+            chars = &(<lxb_dom_character_data_t *> node).data
+            node_has_text = False
+            if chars.data != NULL and chars.length and not _ascii_blank(chars.data, chars.length):
+                walk.reserve_text(chars.length)
+                n = _add_utf8(&walk.words, chars.data, chars.length, &node_has_text)
+                if n < 0:
                     data = PyUnicode_DecodeUTF8(<const char *> chars.data, chars.length, "replace")
-                    has_text = not data.isspace()
-                if has_text:
-                    parts.append(data)
+                    node_has_text = not data.isspace()
                     n = len(data)
-                    n_chars += n
-                    if link_depth:
-                        link_chars += n
-                    depth = len(stack)
-                    if lca < 0:
-                        lca = depth
-                        path = stack[:]
-                        block_tag = block_stack[-1]
-                    elif low < lca:
-                        lca = low
-                    low = depth
-                elif parts:
-                    parts.append(" ")
-            elif node.type == LXB_DOM_NODE_TYPE_ELEMENT:
-                kind = tags.kind(node.local_name)
-                if not kind & IS_SKIP:
-                    count += 1
-                    if deadline is not None and not count & 1023 and monotonic() > deadline:
-                        raise timeout_error("time budget exceeded while parsing")
-                    tag = tags.name(node.local_name)
-                    if kind & IS_BLOCK:
-                        if parts:
-                            flush()
-                        block_stack.append(tag)
-                    elif kind & IS_LINK:
-                        link_depth += 1
-                    stack.append(tag)
-                    if n_open == capacity:
-                        capacity *= 2
-                        grown = <lxb_dom_node_t **> PyMem_Realloc(
-                            open_nodes, capacity * sizeof(lxb_dom_node_t *)
-                        )
-                        if grown == NULL:
-                            raise MemoryError()
-                        open_nodes = grown
-                        grown_kinds = <int *> PyMem_Realloc(open_kinds, capacity * sizeof(int))
-                        if grown_kinds == NULL:
-                            raise MemoryError()
-                        open_kinds = grown_kinds
-                    open_nodes[n_open] = node
-                    open_kinds[n_open] = kind
-                    n_open += 1
-                    node = node.first_child
-                    continue
-            node = node.next
-        if parts:
-            flush()
-    finally:
-        PyMem_Free(open_nodes)
-        PyMem_Free(open_kinds)
-    return blocks
+                    if node_has_text:
+                        walk.add_decoded(data)
+            if node_has_text:
+                walk.has_text = True
+                walk.n_chars += n
+                if link_depth:
+                    walk.link_chars += n
+                depth = walk.n_open
+                if walk.lca < 0:
+                    walk.lca = depth
+                    memcpy(walk.path, walk.open_ids, depth * sizeof(uintptr_t))
+                    walk.block_tag = <object> walk.block_stack[walk.n_block_stack - 1]
+                elif low < walk.lca:
+                    walk.lca = low
+                low = depth
+            else:
+                walk.words.in_word = False  # white space between words
+        elif node.type == LXB_DOM_NODE_TYPE_ELEMENT:
+            tag_id = node.local_name
+            kind = tags.kind(tag_id)
+            if not kind & IS_SKIP:
+                count += 1
+                if deadline is not None and not count & 1023 and monotonic() > deadline:
+                    raise timeout_error("time budget exceeded while parsing")
+                if kind & IS_BLOCK:
+                    if walk.has_text:
+                        walk.flush()
+                    walk.block_stack[walk.n_block_stack] = tags.name_ref(tag_id)
+                    walk.n_block_stack += 1
+                elif kind & IS_LINK:
+                    link_depth += 1
+                if walk.n_open == walk.capacity:
+                    walk.grow()
+                walk.open_nodes[walk.n_open] = node
+                walk.open_ids[walk.n_open] = tag_id
+                walk.open_kinds[walk.n_open] = kind
+                walk.n_open += 1
+                node = node.first_child
+                continue
+        node = node.next
+    if walk.has_text:
+        walk.flush()
+    return _make_blocks(block, walk.columns)
+
+
+cdef str _HTML = "html"
+_FIELDS = None
+
+
+def _make_blocks(block, list columns):
+    """``list(map(block, *columns))``; natively (`sentences.make_records`) for a dataclass
+    when that module is built."""
+    global _FIELDS
+    if _FIELDS is None or _FIELDS[0] is not block:
+        import dataclasses
+
+        try:
+            from stream_cleaner._native.sentences import make_records
+        except ImportError:
+            make_records = None
+        if make_records is None or not isinstance(block, type) or not dataclasses.is_dataclass(block):
+            _FIELDS = (block, None, None)
+        else:
+            _FIELDS = (block, tuple(f.name for f in dataclasses.fields(block)), make_records)
+    if _FIELDS[1] is None:
+        return list(map(block, *columns))
+    return _FIELDS[2](block, _FIELDS[1], columns)
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    /* a loop the compiler vectorises: a count in 32 bits per run of 65,536 characters */
+    #define SC_COUNT(NAME, T) \\
+    __attribute__((optimize("O3"))) static Py_ssize_t NAME(const T *s, Py_ssize_t n, T c) { \\
+        Py_ssize_t total = 0, i = 0; \\
+        while (i < n) { \\
+            Py_ssize_t end = n - i > 65536 ? i + 65536 : n; \\
+            uint32_t part = 0; \\
+            for (; i < end; i++) part += s[i] == c; \\
+            total += part; \\
+        } \\
+        return total; \\
+    }
+    SC_COUNT(sc_count1, uint8_t)
+    SC_COUNT(sc_count2, uint16_t)
+    SC_COUNT(sc_count4, uint32_t)
+    """
+    Py_ssize_t sc_count1(const Py_UCS1 *s, Py_ssize_t n, Py_UCS1 c) nogil
+    Py_ssize_t sc_count2(const Py_UCS2 *s, Py_ssize_t n, Py_UCS2 c) nogil
+    Py_ssize_t sc_count4(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 c) nogil
+
+
+def count_char(str text, str char):
+    """``text.count(char)`` for one character, in a vectorised loop (`parse.limit_nesting`
+    counts the ``<`` of every page)."""
+    if len(char) != 1:
+        raise ValueError("count_char counts one character")
+    cdef Py_UCS4 c = char[0]
+    cdef int kind = PyUnicode_KIND(text)
+    cdef Py_ssize_t n = len(text)
+    if kind == 1:
+        return sc_count1(<const Py_UCS1 *> PyUnicode_DATA(text), n, <Py_UCS1> c) if c < 256 else 0
+    if kind == 2:
+        return sc_count2(<const Py_UCS2 *> PyUnicode_DATA(text), n, <Py_UCS2> c) if c < 65536 else 0
+    return sc_count4(<const Py_UCS4 *> PyUnicode_DATA(text), n, c)
