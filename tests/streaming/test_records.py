@@ -216,6 +216,17 @@ def test_envelope_with_body_encoding_base64_and_line_breaks() -> None:
     assert raw.body == LATIN1_PAGE * 3
 
 
+def test_envelope_base64_in_every_shape_the_standard_library_accepts() -> None:
+    """One line, MIME lines, padding to spare: the fast decoder's refusals fall back to the
+    standard library, so the same bodies decode as before."""
+    page = LATIN1_PAGE * 3
+    one_line = base64.b64encode(page).decode()
+    for encoded in [one_line, base64.encodebytes(page).decode(), one_line + "==", " " + one_line]:
+        raw = decode_input(message(envelope(id="d", body=encoded, body_encoding="base64")))
+        assert isinstance(raw, RawDocument), encoded[:20]
+        assert raw.body == base64.b64decode("".join(encoded.split()))
+
+
 def test_envelope_html_field_and_bom() -> None:
     value = b"\xef\xbb\xbf \n\t" + envelope(id="doc-3", html="<p>Hello.</p>")
     raw = decode_input(message(value))
