@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import tempfile
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -411,8 +412,22 @@ def _add_faust_sensors(app: faust.App, runtime: WorkerRuntime) -> None:
     """
     from faust.sensors.prometheus import FaustMetrics, PrometheusMonitor
 
+    class Monitor(PrometheusMonitor):
+        """Faust's, with each stream's label made once: Faust formats it again for every
+        event (about 1 % of the worker's GIL time)."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._labels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+        def _stream_label(self, stream: Any) -> str:
+            label = self._labels.get(stream)
+            if label is None:
+                label = self._labels[stream] = super()._stream_label(stream)
+            return label
+
     registry = runtime.metrics.registry
-    app.monitor = PrometheusMonitor(metrics=FaustMetrics.create(registry, FAUST_METRICS_PREFIX))
+    app.monitor = Monitor(metrics=FaustMetrics.create(registry, FAUST_METRICS_PREFIX))
 
 
 async def measure_consumer_lag(
