@@ -391,7 +391,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dead-letter-topic", help="dead letters (default clean.dead-letter.v1)")
     p.add_argument("--web-host", help="bind address of the web pages (default 0.0.0.0)")
     p.add_argument("--web-port", type=int, help="port of the web pages (default 6066)")
-    p.add_argument("--batch-size", type=int, help="pages cleaned and published together (16)")
+    p.add_argument("--batch-size", type=int, help="pages cleaned and published together (32)")
     p.add_argument(
         "--batch-within",
         type=float,

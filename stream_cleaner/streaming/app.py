@@ -62,7 +62,10 @@ GROUP_ID_DEFAULT: Final = "stream-cleaner"
 # runs on a busy machine). The loop still gets the GIL within 20 ms: heartbeats are due in
 # seconds.
 GIL_SWITCH_INTERVAL_SECONDS: Final = 0.02
-BATCH_SIZE_DEFAULT: Final = 16
+# Pages per batch: with a backlog of the 684 CleanEval test pages one worker made 150-173
+# documents/s with 32 against 131-169 with 16 (interleaved runs): fewer batches, less per-batch
+# work on the event loop. Each batch's pages are in memory at once: mind very large pages.
+BATCH_SIZE_DEFAULT: Final = 32
 BATCH_WITHIN_SECONDS_DEFAULT: Final = 0.5
 WEB_HOST_DEFAULT: Final = "0.0.0.0"  # a pod's probes and Prometheus come from outside
 WEB_PORT_DEFAULT: Final = 6066  # Faust's own default

@@ -211,7 +211,7 @@ def test_every_setting_reaches_the_worker() -> None:
         sentence_scores_topic="test.sentence-scores.v1",
         dead_letter_topic="test.dead-letter.v1",
         group_id="test-group",
-        batch_size=32,
+        batch_size=24,
         batch_within_seconds=0.25,
         max_page_bytes=5242880,
         max_message_bytes=20971520,
