@@ -488,17 +488,10 @@ def test_native_sentence_values_equal_the_reference(native, monkeypatch):
             language=rnd.choice(["en", "und", "zh", None]),
         )
 
-    @dataclasses.dataclass
-    class Loose:  # no slots: the native code reads its fields by name
-        text: str
-        block_index: int
-        log10_prob: float
-        n_tokens: int
-        n_oov: int
-        perplexity: float | None
-        keep: bool
-        reason: str | None
-        language: str | None
+    # the same fields without slots: the native code reads them by name
+    loose = dataclasses.make_dataclass(
+        "Loose", [(field.name, field.type) for field in dataclasses.fields(ScoredSentence)]
+    )
 
     def document(doc_id: str, sentences: tuple) -> CleanedDocument:
         return CleanedDocument(id=doc_id, url="", text="", sentences=sentences, perplexity=None,
@@ -515,8 +508,8 @@ def test_native_sentence_values_equal_the_reference(native, monkeypatch):
         sentences = tuple(sentence(i) for i in range(n))
         doc = document(rnd.choice(["d1", 'odd "id" \u00e9']), sentences)
         assert values(doc, True) == values(doc, False)
-        loose = tuple(Loose(**dataclasses.asdict(s)) for s in sentences)
-        doc = dataclasses.replace(doc, sentences=loose)
+        loose_sentences = tuple(loose(**dataclasses.asdict(s)) for s in sentences)
+        doc = dataclasses.replace(doc, sentences=loose_sentences)
         assert values(doc, True) == values(doc, False)
     broken = ScoredSentence("\ud800 lone surrogate", 0, -1.0, 1, 0, 10.0, True, None)
     doc = document("d", (broken,))
