@@ -600,7 +600,6 @@ def _append_all(
         and batch._key_serializer is None
         and batch._value_serializer is None
     )
-    i = start
     try:
         for i in range(start, len(values)):
             value = values[i]
