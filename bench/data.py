@@ -7,12 +7,13 @@ text made by :func:`decode_for_peers`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from stream_cleaner.evaluate import Page, read_cleaneval, read_pages
+from stream_cleaner.evaluate import Page, dragnet_split, read_cleaneval, read_pages
 
 __all__ = ["CLEANEVAL_SPLITS", "DATA_DIR", "Page", "decode_for_peers", "load_cleaneval",
-           "load_dragnet"]  # fmt: skip
+           "load_dragnet", "new_site_test_pages"]  # fmt: skip
 
 DATA_DIR = Path(__file__).resolve().parent.parent / ".cache" / "data"
 """Where ``bench/setup-data.sh`` unpacks the page sets."""
@@ -84,3 +85,27 @@ def _require_dir(path: Path) -> Path:
     if not (path / "html").is_dir():
         raise FileNotFoundError(f"{path} not found; run `bash bench/setup-data.sh` first")
     return path
+
+
+def new_site_test_pages(pages: Sequence[Page]) -> list[Page]:
+    """The Dragnet test-split pages of sites that have no page in the train split.
+
+    Three test pages in four come from a site the article labeller saw in training (several
+    sites have ten or more pages); these are the others, the nearest thing here to a page from
+    a site nobody trained on. A page's site is the one it declares (canonical link, ``og:url``:
+    `stream_cleaner.sites.find_page_url`), as Dragnet records no URL.
+
+    Args:
+        pages: Dragnet pages, both splits (a subset gives the pages of its test split whose
+            site has no train page in the subset).
+    """
+    from stream_cleaner.decode import decode_body
+    from stream_cleaner.sites import find_page_url, site_of
+
+    site = {p.name: site_of(find_page_url(decode_body(p.raw).text)) for p in pages}
+    trained = {site[p.name] for p in pages if dragnet_split(p.name) == "train"}
+    return [
+        p
+        for p in pages
+        if dragnet_split(p.name) == "test" and site[p.name] and site[p.name] not in trained
+    ]

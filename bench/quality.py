@@ -7,8 +7,9 @@ up on a few pages, then timed over each dataset in one pass (``throughput.measur
 same timing as ``throughput.py``), and the texts of that pass are scored against the gold.
 
 Datasets: CleanEval test; CleanEval dev, flagged, since stream-cleaner's threshold was chosen on
-it; Dragnet, all pages and the fixed test split (``stream_cleaner.evaluate.dragnet_split``),
-the latter scored from the same pass. The published outputs of jusText and Boilerpipe on
+it; Dragnet, all pages, the fixed test split (``stream_cleaner.evaluate.dragnet_split``) and
+the test pages of sites with no page in the train split (``data.new_site_test_pages``), the
+latter two scored from the same pass. The published outputs of jusText and Boilerpipe on
 CleanEval test are scored too, beside our own runs of jusText and boilerpy3 on the same pages.
 
 Run it in the bench venv (``bash bench/setup-env.sh``)::
@@ -36,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import peers
 import throughput
-from data import DATA_DIR, Page, load_cleaneval, load_dragnet
+from data import DATA_DIR, Page, load_cleaneval, load_dragnet, new_site_test_pages
 
 from stream_cleaner.evaluate import (
     SCORER_NAMES,
@@ -123,6 +124,7 @@ def run_dataset(
     if dataset == "dragnet":
         scored = {
             "dragnet-test": [p for p in pages if dragnet_split(p.name) == "test"],
+            "dragnet-test-new-sites": new_site_test_pages(pages),
             "dragnet-all": pages,
         }
     for name, system in systems.items():
@@ -219,7 +221,8 @@ def plot(results: Sequence[Result], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    datasets = [d for d in ("cleaneval-test", "dragnet-test", "dragnet-all", "cleaneval-dev")
+    datasets = [d for d in ("cleaneval-test", "dragnet-test", "dragnet-test-new-sites",
+                            "dragnet-all", "cleaneval-dev")
                 if any(r.dataset == d for r in results)]  # fmt: skip
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 

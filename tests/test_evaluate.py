@@ -271,3 +271,23 @@ def test_published_justext_outputs_pair_with_cleaneval_test():
     assert len(outputs) > 40
     summary, _ = score_outputs(pages, outputs, missing="skip")
     assert summary.f1 > 0.8  # the files belong to these pages: unrelated text would score ~0
+
+
+@pytest.mark.slow
+def test_new_site_test_pages_come_from_sites_the_train_split_lacks():
+    import sys
+
+    from stream_cleaner.decode import decode_body
+    from stream_cleaner.evaluate import dragnet_split
+    from stream_cleaner.sites import find_page_url, site_of
+
+    cleaneval_dir("test")  # skips (fails in CI) when bench/setup-data.sh has not run
+    sys.path.insert(0, str(BENCH_DATA.parent.parent / "bench"))
+    from data import load_dragnet, new_site_test_pages
+
+    pages = load_dragnet()
+    site = {p.name: site_of(find_page_url(decode_body(p.raw).text)) for p in pages}
+    train_sites = {site[p.name] for p in pages if dragnet_split(p.name) == "train"}
+    new = new_site_test_pages(pages)
+    assert all(dragnet_split(p.name) == "test" and site[p.name] not in train_sites for p in new)
+    assert len(new) == 99  # of the 413 test pages: the others' sites have train pages
