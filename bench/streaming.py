@@ -15,9 +15,12 @@ workers' cleaning threads spent in `clean_document` over the run's wall time (pe
 is how long the bench took to produce the pages (the workers cannot finish before it).
 
 The machine is shared, and its neighbours' load moves wall-clock rates from one minute to
-the next: ``--repeat N`` keeps the best of N runs. The core's CPU per page is measured while
-the broker and the bench are not running, so it is flattered; bench/streaming_cpu.py runs the
-core and the workers at the same time for a fair CPU comparison.
+the next, so each run's core rate is the mean of two timings, just before and just after the
+run. ``--repeat N`` prints every run, then the best core rate against the best worker rate
+(which may come from different moments), then the median of the runs' own ratios. The core's
+CPU per page is measured while the broker and the bench are not running, so it is flattered;
+bench/streaming_cpu.py runs the core and the workers at the same time for a fair CPU
+comparison.
 
     .venv/bin/python bench/streaming.py [--limit N] [--workers 1,2] [--repeat N] [--backlog]
 """
@@ -248,43 +251,59 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument(
         "--repeat", type=int, default=1,
-        help="runs per worker count, core timing included; the best of each is shown "
-        "(a shared machine's neighbours only ever slow a run down)",
+        help="runs per worker count; each run is a row, then the best rates of all runs and "
+        "the median of the runs' own ratios (a shared machine's neighbours only ever slow a "
+        "run down)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     pages = load_cleaneval("test")[: args.limit]
     sources = [Source(RawDocument(body=p.raw, id=p.name, url=p.url), origin=p.name)
                for p in pages]  # fmt: skip
     model = load_model()
-    print(f"CleanEval test, {len(pages)} pages; the core timed again before each run, in as "
-          f"many processes at once as there are workers (pages/s per process); "
-          f"best of {args.repeat}\n")  # fmt: skip
+    print(f"CleanEval test, {len(pages)} pages; the core timed just before and just after each "
+          f"run, in as many processes at once as there are workers (pages/s per process, the "
+          f"mean of the two)\n")  # fmt: skip
     print(
-        "| worker processes | core pages/s | outcomes | seconds | documents/s "
+        "| worker processes | run | core pages/s | outcomes | seconds | documents/s "
         "| per process vs core | CPU per doc, core / worker | in the core | broker CPU "
         "| producing "
         "| p50 latency | p99 latency | worker RSS |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in args.workers.split(",")):
             runs = []
-            for _ in range(args.repeat):
-                runs.append((
-                    core_rates(pages, model, n),
-                    run_workers(sources, n, Path(tmp), backlog=args.backlog),
-                ))  # fmt: skip
-            rate = max(core[0] for core, _ in runs)
-            core_cpu = min(core[1] for core, _ in runs)
-            r = max((run for _, run in runs), key=lambda run: run["docs_per_second"])
-            r["cpu_per_doc"] = min(run["cpu_per_doc"] for _, run in runs)
-            print(f"| {n} | {rate:.1f} | {r['outcomes']} | {r['seconds']:.1f} "
-                  f"| {r['docs_per_second']:.1f} | {r['docs_per_second'] / n / rate:.0%} "
-                  f"| {core_cpu / r['cpu_per_doc']:.0%} | {r['core_share']:.0%} "
-                  f"| {r['broker_cpu']:.0%} "
-                  f"| {r['produce_seconds']:.1f} s | {r['p50_ms'] / 1000:.2f} s "
-                  f"| {r['p99_ms'] / 1000:.2f} s | {r['rss_mb']:.0f} MB |", flush=True)  # fmt: skip
+            for k in range(args.repeat):
+                # the core's rate bracketing the run: the host's speed drifts within a minute
+                before = core_rates(pages, model, n)
+                run = run_workers(sources, n, Path(tmp), backlog=args.backlog)
+                after = core_rates(pages, model, n)
+                core = (statistics.mean((before[0], after[0])),
+                        statistics.mean((before[1], after[1])))  # fmt: skip
+                runs.append((core, run))
+                print(_row(n, f"{k + 1}", core[0], core[1], run), flush=True)
+            if args.repeat > 1:
+                rate = max(core[0] for core, _ in runs)
+                core_cpu = min(core[1] for core, _ in runs)
+                r = dict(max((run for _, run in runs), key=lambda run: run["docs_per_second"]))
+                r["cpu_per_doc"] = min(run["cpu_per_doc"] for _, run in runs)
+                print(_row(n, "best of each", rate, core_cpu, r), flush=True)
+                ratio = statistics.median(run["docs_per_second"] / n / core[0]
+                                          for core, run in runs)  # fmt: skip
+                cpu_ratio = statistics.median(core[1] / run["cpu_per_doc"] for core, run in runs)
+                print(f"| {n} | median of the runs' own ratios | | | | | {ratio:.0%} "
+                      f"| {cpu_ratio:.0%} | | | | | | |", flush=True)  # fmt: skip
     return 0
+
+
+def _row(n: int, label: str, rate: float, core_cpu: float, r: dict[str, float]) -> str:
+    """One row of the table: a run (or the best of several) against the core's rate."""
+    return (f"| {n} | {label} | {rate:.1f} | {r['outcomes']} | {r['seconds']:.1f} "
+            f"| {r['docs_per_second']:.1f} | {r['docs_per_second'] / n / rate:.0%} "
+            f"| {core_cpu / r['cpu_per_doc']:.0%} | {r['core_share']:.0%} "
+            f"| {r['broker_cpu']:.0%} "
+            f"| {r['produce_seconds']:.1f} s | {r['p50_ms'] / 1000:.2f} s "
+            f"| {r['p99_ms'] / 1000:.2f} s | {r['rss_mb']:.0f} MB |")  # fmt: skip
 
 
 if __name__ == "__main__":
