@@ -33,7 +33,12 @@ One rule no English training page can teach: a block whose tag path passes throu
 ``boilerplate_containers``), as in trafilatura or readability. The 2007 CleanEval pages the
 trees learn from predate those tags; on MultiBoilerNet's modern English GoogleTrends train and
 val pages, 0.0-4.9% of their blocks are content, and the rule raises the macro F1 there from
-0.756 to 0.766 (adding ``header`` gave 0.761; bench/multilingual.py prints both).
+0.760 to 0.771 (adding ``header`` gave 0.767; bench/multilingual.py prints both).
+
+No sequence layer beyond the neighbours' features: a second-stage model on the out-of-fold
+scores of the neighbouring blocks (stacking) and a two-state Viterbi pass over the scores were
+measured on the same English validation and did not beat the trees alone
+(bench/multilingual_variants.py; figures in the model's .meta.json).
 """
 
 from __future__ import annotations
