@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 
@@ -179,6 +180,22 @@ def test_import_and_cli_do_not_import_faust():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("loglevel", ["info", "warning", "error"])
+def test_worker_logging_leaves_debug_records_unmade(loglevel):
+    # Faust's spinner would set the root logger to DEBUG at warning and above: every debug call
+    # of aiokafka would then build its record (a subprocess: mode replaces the root handlers)
+    code = (
+        "import logging, sys; from stream_cleaner.streaming.app import create_app, make_worker; "
+        f"worker = make_worker(create_app(), loglevel={loglevel!r}); worker._setup_logging(); "
+        "log = logging.getLogger('aiokafka'); "  # print() now goes to the log: write stdout
+        "sys.__stdout__.write(f'{log.isEnabledFor(logging.DEBUG)} {log.getEffectiveLevel()}')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    enabled, level = out.stdout.split()
+    assert enabled == "False"
+    assert int(level) == getattr(logging, loglevel.upper())
 
 
 def test_consumer_lag_keeps_one_series_per_assigned_partition():
