@@ -23,6 +23,7 @@ bench/streaming_cpu.py runs the core and the workers at the same time for a fair
 comparison.
 
     .venv/bin/python bench/streaming.py [--limit N] [--workers 1,2] [--repeat N] [--backlog]
+        [--copies N]
 """
 
 from __future__ import annotations
@@ -275,9 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                       origin=p.name)
                for k in range(args.copies) for p in pages]  # fmt: skip
     model = load_model()
-    print(f"CleanEval test, {len(pages)} pages; the core timed just before and just after each "
-          f"run, in as many processes at once as there are workers (pages/s per process, the "
-          f"mean of the two)\n")  # fmt: skip
+    print(f"CleanEval test, {len(pages)} pages ({len(sources)} produced); the core timed just "
+          f"before and just after each run, in as many processes at once as there are workers "
+          f"(pages/s per process, the mean of the two)\n")  # fmt: skip
     print(
         "| worker processes | run | core pages/s | outcomes | seconds | documents/s "
         "| per process vs core | CPU per doc, core / worker | in the core | broker CPU "
