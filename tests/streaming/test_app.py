@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from stream_cleaner.cli import parse_args
 from stream_cleaner.streaming.app import (
@@ -16,7 +17,7 @@ from stream_cleaner.streaming.app import (
     create_app,
     runtime_of,
 )
-from stream_cleaner.streaming.metrics import WorkerMetrics
+from stream_cleaner.streaming.metrics import BulkHistogram, WorkerMetrics
 from stream_cleaner.streaming.records import InputMessage, clean_message
 from stream_cleaner.streaming.topics import KafkaSettings
 from stream_cleaner.streaming.views import readiness
@@ -150,6 +151,45 @@ def test_metrics_count_an_outcome(tiny_model):
     assert len(by_language) == 28  # bounded: 26 common languages, und and other
 
 
+def _samples(registry, name):
+    return {
+        (tuple(sorted(s.labels.items())), s.name): s.value
+        for family in registry.collect()
+        for s in family.samples
+        if s.name.startswith(name) and not s.name.endswith("_created")
+    }
+
+
+def test_bulk_histogram_exposes_what_prometheus_client_histogram_does():
+    from prometheus_client import Histogram
+
+    buckets = (0.001, 0.01, 0.1, 1.0)
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    bulk = BulkHistogram("t_seconds", "t", buckets=buckets, labelname="stage", registry=ours)
+    reference = Histogram("t_seconds", "t", ["stage"], buckets=buckets, registry=theirs)
+    bulk.labels("idle")
+    reference.labels("idle")
+    observations = [("parse", 0.0005), ("parse", 0.01), ("score", 0.05), ("parse", 3.0)]
+    observations += [("score", v) for v in (0.001, 0.1, 1.0, 0.0)]  # bounds: le is inclusive
+    bulk.observe_each(observations[:4])
+    bulk.observe_many([v for _, v in observations[4:]], label="score")
+    for stage, value in observations:
+        reference.labels(stage).observe(value)
+    assert _samples(ours, "t_seconds") == _samples(theirs, "t_seconds")
+    assert (
+        _samples(ours, "t_seconds")[(("le", "+Inf"), ("stage", "parse")), "t_seconds_bucket"] == 3
+    )
+
+
+def test_bulk_histogram_skips_missing_values():
+    registry = CollectorRegistry()
+    bulk = BulkHistogram("p", "p", buckets=(10, 100), registry=registry)
+    bulk.observe_many([5.0, None, float("nan"), 50.0, 500.0])
+    found = _samples(registry, "p")
+    assert found[(), "p_count"] == 3 and found[(), "p_sum"] == 555.0
+    assert found[(("le", "10.0"),), "p_bucket"] == 1
+
+
 def test_worker_command_options():
     args = parse_args(
         [
@@ -221,7 +261,7 @@ def test_consumer_lag_keeps_one_series_per_assigned_partition():
 
 
 def test_sentence_perplexity_histogram_counts_like_prometheus_client():
-    from prometheus_client import CollectorRegistry, Histogram, generate_latest
+    from prometheus_client import Histogram, generate_latest
 
     from stream_cleaner.streaming.metrics import PERPLEXITY_BUCKETS
 
