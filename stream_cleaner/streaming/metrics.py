@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from .warmup import WarmupHold
 
 PREFIX: Final = "stream_cleaner_"
-_PERPLEXITY = operator.attrgetter("perplexity")
 # The core's stages as `CleanedDocument.seconds` names them (label: corpus and article modes only),
 # plus the worker's own.
 CORE_STAGES: Final = ("decode", "parse", "language", "split", "score", "label", "decide")
@@ -111,11 +110,12 @@ class BulkHistogram(Collector):
             self._sums[value] = 0.0
         return counts
 
-    def observe_many(self, values: Iterable[float | None], label: str = "") -> None:
+    def observe_many(self, values: Iterable[float | None] | np.ndarray, label: str = "") -> None:
         """Count each value into its bucket (``le``: the first bound not below it); ``None``
         and NaN are skipped."""
-        found = np.array(values if isinstance(values, list) else list(values), dtype=np.float64)
-        found = found[~np.isnan(found)]  # a None became NaN
+        if not isinstance(values, np.ndarray):
+            values = np.array(list(values), dtype=np.float64)  # None becomes NaN
+        found = values[~np.isnan(values)]
         if not len(found):
             return
         counts = np.bincount(
@@ -340,7 +340,7 @@ class WorkerMetrics:
             (dropped.get(reason) or self.sentences_dropped.labels(reason)).inc(count)
             n_dropped += count
         self.sentences_kept.inc(len(doc.sentences) - n_dropped)
-        self.sentence_perplexity.observe_many(list(map(_PERPLEXITY, doc.sentences)))
+        self.sentence_perplexity.observe_many(outcome.perplexities)
 
     def observe_publish(self, seconds: float) -> None:
         """One batch's publish time, from the first send to the last acknowledgement."""

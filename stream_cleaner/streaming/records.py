@@ -22,11 +22,13 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import operator
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
+import numpy as np
 import orjson
 
 from .._native import native_module
@@ -690,6 +692,9 @@ class OutputRecord(NamedTuple):
     headers: Headers = ()
 
 
+_PERPLEXITY = operator.attrgetter("perplexity")
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What one input message becomes: one cleaned document with its sentences, or one dead letter.
@@ -704,6 +709,10 @@ class Outcome:
         reason: the dead-letter reason, or ``None``.
         cleaned: what the core returned, for metrics (drops by reason, sentence perplexities,
             stage seconds); ``None`` when the input never reached the core.
+        forward: the record re-keyed to the site topic (`forward_outcome`), or ``None``.
+        bytes_out: bytes of keys, values and headers over all the outcome's records (computed).
+        perplexities: a cleaned document's sentence perplexities, NaN for a sentence without
+            one, as a float64 array (computed; empty for a dead letter or a forward).
     """
 
     id: str
@@ -713,6 +722,12 @@ class Outcome:
     reason: str | None = None
     cleaned: CleanedDocument | None = None
     forward: OutputRecord | None = None
+    # What the metrics read (`WorkerMetrics.observe_outcome`), worked out where the outcome
+    # is made, in the cleaning thread, while its records are still in the CPU's caches: read
+    # later by the event loop, a page's few hundred sentence values cost it several times
+    # more, and the event loop's time is taken from the cleaning thread's (one GIL).
+    bytes_out: int = field(init=False, compare=False)
+    perplexities: np.ndarray = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         heads = (self.document, self.dead_letter, self.forward)
@@ -724,6 +739,16 @@ class Outcome:
             raise ValueError("a dead letter has a reason and no sentence records")
         if self.forward is not None and self.sentence_values:
             raise ValueError("a forwarded message has no sentence records")
+        head = self.document or self.dead_letter or self.forward
+        assert head is not None
+        values = self.sentence_values
+        n = len(head.key) + len(head.value) + sum(len(k) + len(v) for k, v in head.headers)
+        n += len(head.key) * len(values) + sum(map(len, values))
+        object.__setattr__(self, "bytes_out", n)
+        scored = self.cleaned.sentences if self.cleaned and self.document else ()
+        # each sentence's perplexity, NaN for one without (no token, no model for it)
+        found = np.array(list(map(_PERPLEXITY, scored)), dtype=np.float64)
+        object.__setattr__(self, "perplexities", found)
 
     @property
     def is_dead_letter(self) -> bool:
@@ -742,14 +767,6 @@ class Outcome:
             return ()
         key = self.document.key
         return tuple(OutputRecord(key, value) for value in self.sentence_values)
-
-    @property
-    def bytes_out(self) -> int:
-        """Bytes of keys, values and headers over all the outcome's records."""
-        head = self.document or self.dead_letter or self.forward
-        assert head is not None  # __post_init__ guarantees one of the three
-        n = len(head.key) + len(head.value) + sum(len(k) + len(v) for k, v in head.headers)
-        return n + len(head.key) * len(self.sentence_values) + sum(map(len, self.sentence_values))
 
     @property
     def records(self) -> tuple[OutputRecord, ...]:
