@@ -5,8 +5,10 @@ group of its own and writing topics of its own, all reading the same CleanEval t
 the core cleaning the same pages in another process alongside them. Everything runs at once
 on the shared machine, so a neighbour's load slows all of them alike, and the CPU time per page
 (user + system, from /proc) compares the worker's overhead with the core's cost even when the
-wall-clock rates of bench/streaming.py move with the load. Comparing two trees (the commit
-before a change and after) shows what the change saved:
+wall-clock rates of bench/streaming.py move with the load. A worker's CPU is also split by
+thread: the event loop (Faust, aiokafka, publishing, metrics), the cleaning thread (decoding
+the input, the core, serialising the records) and the others (Faust's consumer thread).
+Comparing two trees (the commit before a change and after) shows what the change saved:
 
     git archive OLD | tar -x -C /tmp/old   # then:
     .venv/bin/python bench/streaming_cpu.py --tree /tmp/old --tree .
@@ -43,6 +45,27 @@ from stream_cleaner.streaming.topics import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def thread_seconds(pid: int) -> dict[int, float]:
+    """User + system CPU seconds of each thread of a process so far, by thread id."""
+    found = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rpartition(")")[2].split()
+            found[int(task.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError):
+            pass  # the thread ended
+    return found
+
+
+def split_threads(pid: int, before: dict[int, float], after: dict[int, float]) -> list[float]:
+    """A worker's CPU seconds between two readings: the event loop (the main thread), the
+    cleaning thread (the busiest other one) and all the rest (Faust's consumer thread...)."""
+    spent = {tid: seconds - before.get(tid, 0.0) for tid, seconds in after.items()}
+    loop = spent.pop(pid, 0.0)
+    cleaning = max(spent.values(), default=0.0)
+    return [loop, cleaning, sum(spent.values()) - cleaning]
 
 
 def core_loop(limit: int | None) -> int:
@@ -111,6 +134,7 @@ def run(trees: list[Path], limit: int | None, tmp: Path) -> None:
         assert core.stdout is not None and core.stdin is not None
         core.stdout.readline()  # ready
         cpu_before = [cpu_seconds(w.pid) for w in workers]
+        threads_before = [thread_seconds(w.pid) for w in workers]
         core.stdin.write("go\n")
         core.stdin.flush()
         asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
@@ -118,20 +142,27 @@ def run(trees: list[Path], limit: int | None, tmp: Path) -> None:
                     settings, [names["documents_topic"], names["dead_letter_topic"]],
                     len(sources), 600)) for names in outputs]  # fmt: skip
         cpu = [cpu_seconds(w.pid) - before for w, before in zip(workers, cpu_before, strict=True)]
+        threads = [split_threads(w.pid, before, thread_seconds(w.pid))
+                   for w, before in zip(workers, threads_before, strict=True)]  # fmt: skip
         inputs = asyncio.run(_first_timestamps(settings, [RAW_HTML_TOPIC], len(sources), 600))
         result = json.loads(core.stdout.readline())
     start = min(inputs.values())
     core_ms = result["cpu"] / result["pages"] * 1000
     print(f"CleanEval test, {len(pages)} pages, everything at once\n")
-    print("| who | outcomes | seconds | pages/s | CPU ms per page | core's CPU / this |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| who | outcomes | seconds | pages/s | CPU ms per page | core's CPU / this "
+        "| event loop ms | cleaning thread ms | other threads ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rate = result["pages"] / result["seconds"]
     print(f"| core, one process | {result['pages']} | {result['seconds']:.1f} "
-          f"| {result['pages'] / result['seconds']:.1f} | {core_ms:.2f} | 100% |")  # fmt: skip
-    for tree, times, seconds in zip(trees, done, cpu, strict=True):
+          f"| {rate:.1f} | {core_ms:.2f} | 100% | | | |")  # fmt: skip
+    for tree, times, seconds, split in zip(trees, done, cpu, threads, strict=True):
         elapsed = (max(times.values()) - start) / 1000
         ms = seconds / len(times) * 1000
+        per_thread = " | ".join(f"{part / len(times) * 1000:.2f}" for part in split)
         print(f"| worker, {tree} | {len(times)} | {elapsed:.1f} | {len(times) / elapsed:.1f} "
-              f"| {ms:.2f} | {core_ms / ms:.0%} |")  # fmt: skip
+              f"| {ms:.2f} | {core_ms / ms:.0%} | {per_thread} |")  # fmt: skip
 
 
 def _stop(proc: subprocess.Popen) -> None:
