@@ -6,11 +6,14 @@ RawDocument -> decode -> parse -> Block -> segment -> lm.score -> decide -> Scor
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .language import UNDETERMINED, UNKNOWN, Language
+
+_KEEP = operator.attrgetter("keep")
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +152,7 @@ class CleanedDocument:
 
     @property
     def n_kept(self) -> int:
-        return sum(1 for s in self.sentences if s.keep)
+        return sum(map(_KEEP, self.sentences))  # keep is a bool: True counts 1
 
     def to_dict(self, *, sentences: bool = True) -> dict[str, Any]:
         """A JSON-ready dict; ``sentences=False`` leaves the per-sentence list out."""
