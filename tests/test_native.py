@@ -325,18 +325,46 @@ def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, mo
 
     from stream_cleaner import labeller
 
-    trees = labeller.load_labeller(mode).trees
+    shipped = labeller.load_labeller(mode)
+    ensembles = [shipped.trees] + ([shipped.kind_trees] if shipped.kind_trees else [])
     rng = np.random.default_rng(3)
-    for rows in (0, 1, 3, 4, 7, 131):
-        features = rng.normal(scale=3.0, size=(rows, len(labeller.FEATURE_NAMES)))
-        features[::5, 7] = np.nan  # NaN goes left in both
-        fast = native["trees"].leaf_values(
-            features, trees.feature, trees.split, trees.children, trees.value, trees.roots,
-            trees.depth,
-        )  # fmt: skip
-        monkeypatch.setattr(labeller, "native_module", lambda name: None)
-        assert np.array_equal(fast, trees.leaf_values(features))
-        monkeypatch.undo()
+    for trees in ensembles:
+        assert trees.complete is not None  # depth 7 (article) and 4 (corpus)
+        feature, split, leaf_value = trees.complete
+        for rows in (0, 1, 3, 4, 7, 8, 9, 131):
+            features = rng.normal(scale=3.0, size=(rows, len(labeller.FEATURE_NAMES)))
+            features[::5, 7] = np.nan  # NaN goes left in both
+            features[1::4] = np.inf
+            fast = native["trees"].leaf_values(
+                features, trees.feature, trees.split, trees.children, trees.value, trees.roots,
+                trees.depth,
+            )  # fmt: skip
+            complete = native["trees"].leaf_values_complete(
+                np.ascontiguousarray(features.T), feature, split, leaf_value, trees.depth
+            )
+            through_the_class = trees.leaf_values(features)  # the complete layout's walk
+            monkeypatch.setattr(labeller, "native_module", lambda name: None)
+            reference = trees.leaf_values(features)
+            monkeypatch.undo()
+            assert np.array_equal(fast, reference)
+            assert np.array_equal(complete, reference)
+            assert np.array_equal(through_the_class, reference)
+        with pytest.raises(ValueError, match="fewer feature columns"):
+            trees.leaf_values(np.zeros((2, 3)))
+
+
+def test_native_tree_walk_keeps_deep_trees_in_node_arrays(native, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import labeller
+    from stream_cleaner.block_features import load_multilingual
+
+    trees = load_multilingual().trees
+    assert trees.depth > labeller._COMPLETE_MAX_DEPTH and trees.complete is None
+    features = np.random.default_rng(4).normal(scale=3.0, size=(37, trees._columns_read))
+    fast = trees.leaf_values(features)
+    monkeypatch.setattr(labeller, "native_module", lambda name: None)
+    assert np.array_equal(fast, trees.leaf_values(features))
 
 
 def test_native_text_features_equal_numpy(native, monkeypatch):
