@@ -233,7 +233,8 @@ def block_features(
     n_tokens: Sequence[int],
     n_oov: Sequence[int],
 ) -> np.ndarray:
-    """The feature matrix of a page: one row per block, columns as in `FEATURE_NAMES`.
+    """The feature matrix of a page: one row per block, columns as in `FEATURE_NAMES`
+    (column-major when the native module builds it).
 
     Args:
         blocks: the page's blocks, in order (``block.index`` is the row).
