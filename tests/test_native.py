@@ -177,6 +177,11 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
     assert scorer.score_texts(texts, SentenceScore, normalize_many) == (
         tiny_model.score_many(normalize_many(texts))
     )
+    # sentences longer than the scorer's chunk of prefetched tokens (32), cut anywhere
+    words = [text for text in texts_without_nul if text.strip()]
+    long_texts = [" ".join(rnd.choices(words, k=rnd.randint(20, 200))) for _ in range(300)]
+    expected = [tiny_model.score(n) for n in normalize_many(long_texts)]
+    assert scorer.score_texts(long_texts, SentenceScore, normalize_many) == expected
     # per sentence, too: a page's other sentences must not change how one is normalised
     for text in texts[:2000]:
         assert normalize_many([text]) == normalize_many(["caf\u00e9 \u00b4 \u6771", text])[1:]
