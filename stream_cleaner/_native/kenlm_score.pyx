@@ -45,6 +45,10 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+
+
 cdef extern from "lm/word_index.hh" namespace "lm":
     ctypedef unsigned WordIndex
 
@@ -327,41 +331,49 @@ cdef class PageScorer:
         one call.
         """
         cdef list scores = [None] * len(texts), others = [], other_at = []
-        cdef string buffer, joined
+        cdef string joined
         cdef vector[size_t] ends
         cdef vector[Py_ssize_t] at
         cdef const char *data
+        cdef char *out
         cdef Py_ssize_t length, i, t
+        cdef size_t begin, put
         cdef int previous, folded
         cdef bint foldable
         cdef Py_UCS4 c
         for t in range(len(texts)):
             text = <str> texts[t]
-            buffer.clear()
             previous = SPACE
-            if text.isascii():
+            # normalised straight onto the end of ``joined``: a character makes at most two
+            # (a space and itself)
+            begin = joined.size()
+            joined.resize(begin + 2 * <size_t> len(text))
+            out = &joined[0] + begin
+            put = 0
+            if PyUnicode_IS_ASCII(text):
                 data = PyUnicode_AsUTF8AndSize(text, &length)
                 for i in range(length):
-                    _push_ascii(buffer, <unsigned char> data[i], &previous)
+                    put = _put_ascii(out, put, <unsigned char> data[i], &previous)
             else:
                 foldable = True
                 for c in text:
                     if c < 128:
-                        _push_ascii(buffer, <unsigned char> c, &previous)
+                        put = _put_ascii(out, put, <unsigned char> c, &previous)
                         continue
                     folded = _fold_to_ascii(c)
                     if folded < 0:
                         foldable = False
                         break
-                    _push_ascii(buffer, <unsigned char> folded, &previous)
+                    put = _put_ascii(out, put, <unsigned char> folded, &previous)
                 if not foldable:
+                    joined.resize(begin)
                     others.append(text)
                     other_at.append(t)
                     continue
-            if buffer.size() == 0:
+            joined.resize(begin + put)
+            if put == 0:
                 scores[t] = _make(score_type, (0.0, 0, 0))
             else:
-                joined.append(buffer)
                 ends.push_back(joined.size())
                 at.push_back(t)
         self._fill(scores, score_type, joined, ends, at)
@@ -371,15 +383,17 @@ cdef class PageScorer:
         return scores
 
 
-cdef inline void _push_ascii(string &buffer, unsigned char c, int *previous) noexcept:
-    """Add one ASCII character to a normalised sentence: lower-cased, digits as 0, ` as ',
-    punctuation a token of its own, white space (as ``str.split`` sees it) between tokens."""
+cdef inline size_t _put_ascii(char *out, size_t put, unsigned char c, int *previous) noexcept:
+    """Add one ASCII character to a normalised sentence being written at ``out`` (``put``
+    characters so far; returns the new count): lower-cased, digits as 0, ` as ', punctuation
+    a token of its own, white space (as ``str.split`` sees it) between tokens."""
     cdef int kind = _ASCII_KIND[c]
     if kind == SPACE:
         previous[0] = SPACE
-        return
-    if buffer.size() and (kind == PUNCT or previous[0] != WORD):
-        buffer.push_back(b" ")  # a new token
+        return put
+    if put and (kind == PUNCT or previous[0] != WORD):
+        out[put] = b" "  # a new token
+        put += 1
     if kind == WORD:
         if b"A" <= c <= b"Z":
             c += 32
@@ -388,7 +402,8 @@ cdef inline void _push_ascii(string &buffer, unsigned char c, int *previous) noe
     elif c == b"`":
         c = b"'"  # folded as lm._FOLD does
     previous[0] = kind
-    buffer.push_back(<char> c)
+    out[put] = <char> c
+    return put + 1
 
 
 # lm._FOLD's entries whose source is not ASCII and whose target is one ASCII character
