@@ -94,6 +94,24 @@ def test_native_count_char_equals_str_count(native):
                 assert count(text, char) == text.count(char)
 
 
+def test_native_max_tag_depth_equals_the_regex_count(native, monkeypatch):
+    rnd = random.Random(9)
+    pieces = ["<", "</", ">", "/", " ", "\t", "\u3000", "\x1c", "a", "Z", "1", "\u00e9", "\u6771"]
+    pieces += ["br", "BR", "brx", "img", "hr/", "wbr>", "input ", "source", "link\u3000", "p"]
+    pieces += ["div", "<div>", "</div>", "<br>", "<img/>", "<!-- x -->", "<![CDATA[", "\U0001f600"]
+    fast = native["lexbor_walk"].max_tag_depth
+    texts = ["", "<", "</", "<a", "</a", "<br", "<br>", "</br>", "x</p><p>"]
+    texts += ["".join(rnd.choices(pieces, k=rnd.randint(0, 60))) for _ in range(20000)]
+    expected = []
+    monkeypatch.setattr(parse, "native_module", lambda name: None)
+    for text in texts:
+        expected.append(parse.max_tag_depth(text))
+    monkeypatch.undo()
+    assert [fast(text) for text in texts] == expected
+    assert parse.max_tag_depth("<div>" * 600) == 600  # through the native module
+    assert parse.limit_nesting("<div>x" * 9000).count("<div>") == parse.MAX_NESTING_DEPTH
+
+
 def test_native_walk_decodes_text_nodes_as_python_does(native):
     """The walk decodes lexbor's UTF-8 itself: well-formed or not (bytes handed to lexbor
     as they are), each block is what Python's ``decode("utf-8", "replace")`` of its nodes

@@ -14,7 +14,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 from libc.stdint cimport uintptr_t
 from selectolax.lexbor cimport (
     LXB_DOM_NODE_TYPE_ELEMENT,
@@ -541,3 +541,87 @@ def count_char(str text, str char):
     if kind == 2:
         return sc_count2(<const Py_UCS2 *> PyUnicode_DATA(text), n, <Py_UCS2> c) if c < 65536 else 0
     return sc_count4(<const Py_UCS4 *> PyUnicode_DATA(text), n, c)
+
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISSPACE(Py_UCS4 c) nogil
+
+
+cdef extern from *:
+    """
+    /* parse._TAG_EDGE's void elements, in its order */
+    static const char *sc_void_names[] = {
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+        "source", "track", "wbr", NULL
+    };
+    """
+    const char **sc_void_names
+
+
+cdef inline bint _is_void_name(const _char *s, Py_ssize_t at, Py_ssize_t n) noexcept nogil:
+    """Whether ``s[at:]`` starts with a void element's name (lower case) followed by white
+    space, ``/`` or ``>``: ``parse._TAG_EDGE``'s negative lookahead."""
+    cdef Py_ssize_t k, v = 0
+    cdef const char *name
+    cdef Py_UCS4 c = s[at]
+    if c < u"a" or c > u"w" or not (c == u"a" or c == u"b" or c == u"c" or c == u"e" or
+                                    c == u"h" or c == u"i" or c == u"l" or c == u"m" or
+                                    c == u"p" or c == u"s" or c == u"t" or c == u"w"):
+        return False  # no void name starts with it
+    while sc_void_names[v] != NULL:
+        name = sc_void_names[v]
+        v += 1
+        k = 0
+        while name[k] != 0 and at + k < n and s[at + k] == <Py_UCS4> <unsigned char> name[k]:
+            k += 1
+        if name[k] == 0 and at + k < n:
+            c = s[at + k]
+            if c == u"/" or c == u">" or Py_UNICODE_ISSPACE(c):
+                return True
+    return False
+
+
+cdef long _max_depth(const _char *s, Py_ssize_t n) noexcept nogil:
+    """`max_tag_depth` of ``n`` characters."""
+    cdef Py_ssize_t i = 0, at
+    cdef long depth = 0, deepest = 0, step
+    cdef bint any_edge = False
+    cdef Py_UCS4 c
+    cdef const void *found
+    while i < n:
+        if _char is Py_UCS1:  # to the next "<" at memchr's speed
+            found = memchr(s + i, 60, n - i)
+            if found == NULL:
+                break
+            i = <const Py_UCS1 *> found - s
+        elif s[i] != u"<":
+            i += 1
+            continue
+        i += 1
+        at = i
+        step = 1
+        if at < n and s[at] == u"/":
+            at += 1
+            step = -1
+        if at < n and not _is_void_name(s, at, n):
+            c = s[at]
+            if (u"a" <= c <= u"z") or (u"A" <= c <= u"Z"):
+                depth += step
+                if not any_edge or depth > deepest:
+                    deepest = depth
+                any_edge = True
+                i = at + 1  # findall goes on after the match
+    return deepest
+
+
+def max_tag_depth(str html):
+    """``max(itertools.accumulate(steps), default=0)`` over the +1/-1 steps of
+    ``parse._TAG_EDGE.findall(html)`` (an element's start or end, void elements left out): the
+    deepest nesting the tags reach, counted in one pass without a list of matches."""
+    cdef int kind = PyUnicode_KIND(html)
+    cdef Py_ssize_t n = len(html)
+    if kind == 1:
+        return _max_depth(<const Py_UCS1 *> PyUnicode_DATA(html), n)
+    if kind == 2:
+        return _max_depth(<const Py_UCS2 *> PyUnicode_DATA(html), n)
+    return _max_depth(<const Py_UCS4 *> PyUnicode_DATA(html), n)
