@@ -112,6 +112,32 @@ def test_native_max_tag_depth_equals_the_regex_count(native, monkeypatch):
     assert parse.limit_nesting("<div>x" * 9000).count("<div>") == parse.MAX_NESTING_DEPTH
 
 
+def test_native_language_helpers_equal_their_references(native):
+    import array
+
+    from stream_cleaner import language
+
+    rnd = random.Random(13)
+    alphabet = ["a", "Z", " ", "\u00e9", "\u0416", "\u05d0", "\u6771", "\u0e01", "\u0905", "1"]
+    alphabet += ["\u036f", "\u0370", "\u03ff", "\u0400", "\ufeff", "\uff01", "\U0001f600"]
+    fast = native["text_features"]
+    for _ in range(3000):
+        texts = [
+            "".join(rnd.choices(alphabet, k=rnd.choice((0, 1, 5, 11, 12, 13, 40))))
+            * rnd.randint(1, 3)
+            for _ in range(rnd.randint(0, 30))
+        ]
+        for k in (0, 1, 5, 8):
+            assert fast.longest(texts, k) == sorted(texts, key=len, reverse=True)[:k]
+        for script, pattern in language._FOREIGN.items():
+            assert fast.with_code_points(
+                texts, language.MIN_BLOCK_CHARS, language._FOREIGN_BOUNDS[script]
+            ) == language._with_foreign_letters(texts, pattern.search)
+        assert fast.with_code_points(texts, 3, array.array("I")) == []
+    with pytest.raises(ValueError):
+        fast.longest(["a"], 9)
+
+
 def test_native_walk_decodes_text_nodes_as_python_does(native):
     """The walk decodes lexbor's UTF-8 itself: well-formed or not (bytes handed to lexbor
     as they are), each block is what Python's ``decode("utf-8", "replace")`` of its nodes

@@ -16,6 +16,7 @@ import numpy as np
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
+    bint PyUnicode_IS_ASCII(object text)
     void *PyUnicode_DATA(object text)
     Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) nogil
     ctypedef unsigned char Py_UCS1
@@ -576,3 +577,72 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
                 j = i + offset
                 own[p, i] = own[source, j] if 0 <= j < n else -1.0
     return out.T
+
+
+def longest(list texts, Py_ssize_t k):
+    """``sorted(texts, key=len, reverse=True)[:k]`` (`language.LanguageIdentifier.identify_page`'s
+    vote): the ``k`` longest texts, longest first, the earlier of two of one length first."""
+    cdef Py_ssize_t n = len(texts), i, j, m = 0, length
+    cdef Py_ssize_t[8] best_at
+    cdef Py_ssize_t[8] best_length
+    if not 0 <= k <= 8:
+        raise ValueError("longest keeps up to 8 texts")
+    for i in range(n):
+        length = len(<str> texts[i])
+        if m == k and (k == 0 or length <= best_length[m - 1]):
+            continue  # not longer than the shortest kept: an earlier one of its length wins
+        j = m if m < k else k - 1  # the free place, or the shortest's
+        while j > 0 and best_length[j - 1] < length:
+            best_at[j] = best_at[j - 1]
+            best_length[j] = best_length[j - 1]
+            j -= 1
+        best_at[j] = i
+        best_length[j] = length
+        if m < k:
+            m += 1
+    return [texts[best_at[j]] for j in range(m)]
+
+
+cdef inline bint _has_code_point(const _char *data, Py_ssize_t length,
+                                 const unsigned int *bounds, Py_ssize_t n_bounds) noexcept nogil:
+    cdef Py_ssize_t i, r
+    cdef Py_UCS4 c, lowest = 0xFFFFFFFF
+    for r in range(0, n_bounds, 2):
+        if bounds[r] < lowest:
+            lowest = bounds[r]
+    for i in range(length):
+        c = data[i]
+        if c < lowest:
+            continue  # below every range: most characters of a page in Latin letters
+        for r in range(0, n_bounds, 2):
+            if bounds[r] <= c <= bounds[r + 1]:
+                return True
+    return False
+
+
+def with_code_points(list texts, Py_ssize_t min_length, const unsigned int[::1] bounds):
+    """The indices of the texts that are not all ASCII, at least ``min_length`` characters
+    long, and hold a code point of one of the ranges ``bounds[2r] .. bounds[2r + 1]`` (as a
+    regex character class of those ranges finds one)."""
+    cdef Py_ssize_t n = len(texts), i, length, n_bounds = bounds.shape[0]
+    cdef list found = []
+    cdef int kind
+    cdef const unsigned int *ranges = &bounds[0] if n_bounds else NULL
+    if n_bounds % 2:
+        raise ValueError("bounds come in pairs")
+    for i in range(n):
+        text = <str> texts[i]
+        length = len(text)
+        kind = PyUnicode_KIND(text)
+        if length < min_length or PyUnicode_IS_ASCII(text):
+            continue
+        if kind == 1:
+            hit = _has_code_point(<const Py_UCS1 *> PyUnicode_DATA(text), length, ranges, n_bounds)
+        elif kind == 2:
+            hit = _has_code_point(<const Py_UCS2 *> PyUnicode_DATA(text), length, ranges, n_bounds)
+        else:
+            hit = _has_code_point(<const Py_UCS4 *> PyUnicode_DATA(text), length, ranges, n_bounds)
+        if hit:
+            found.append(i)
+    return found
+
