@@ -51,6 +51,28 @@ def _walks(html: str):
     return reference, fast
 
 
+def test_native_walk_keeps_custom_tags_to_their_page(native):
+    """Custom tag ids are addresses in their document: pages with other custom elements, one
+    after the other, each get their own names, and standard paths remembered across pages
+    do not leak into custom ones (or other tag sets)."""
+    pages = [
+        f"<html><body><x-{name}><p>one {name}</p></x-{name}><div><{name}-y>two</{name}-y>"
+        f"<p>three</p></div><nav><ul><li>four</li></ul></nav></body></html>"
+        for name in ("aa", "bb", "cc", "aa", "dd-ee", "li", "h1")
+    ]
+    for page in pages * 2:
+        reference, fast = _walks(page)
+        assert fast == reference, page
+    from selectolax.lexbor import LexborHTMLParser
+
+    # other tag sets: li a heading, no tables
+    args = (Block, parse.BLOCK_TAGS, parse.SKIP_TAGS, {"li"}, parse.LIST_TAGS, set(), set())
+    blocks = native_module("lexbor_walk").walk_blocks(
+        LexborHTMLParser(pages[0]), *args, None, parse.TimeBudgetExceeded
+    )
+    assert [(b.text, b.in_heading) for b in blocks if b.text == "four"] == [("four", True)]
+
+
 def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
     pages = [TRICKY_PAGE, "", "<p>only", "text without tags", "<div>" * 3000 + "deep"]
     pages += [decode_body(path.read_bytes()).text for path in sorted(SAMPLES.glob("*.html"))]
