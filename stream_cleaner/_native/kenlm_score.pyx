@@ -37,7 +37,7 @@ from cpython.pythread cimport (
     PyThread_release_lock,
     PyThread_type_lock,
 )
-from cpython.ref cimport PyObject
+from cpython.ref cimport Py_DECREF, PyObject
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
@@ -294,6 +294,10 @@ cdef class PageScorer:
         cdef size_t k
         with nogil:
             self._score_all(joined, ends, log10_p, tokens, oovs)
+        if _is_tuple_type(score_type):
+            for k in range(ends.size()):
+                scores[at[k]] = _new_tuple3(score_type, log10_p[k], tokens[k], oovs[k])
+            return
         for k in range(ends.size()):
             scores[at[k]] = _make(score_type, (log10_p[k], tokens[k], oovs[k]))
 
@@ -434,12 +438,52 @@ def _load_fold_table():
                 _N_FOLD += 1
 
 
+cdef inline bint _is_tuple_type(score_type):
+    """Whether `_make` builds ``score_type``'s instances as ``tuple.__new__`` does."""
+    return type(score_type) is type and issubclass(score_type, tuple)
+
+
 cdef inline object _make(score_type, tuple values):
     """``score_type(*values)``; a tuple subclass (a named tuple, whose ``__new__`` only packs
     its arguments) is built by ``tuple.__new__``, without a call to a Python function."""
-    if type(score_type) is type and issubclass(score_type, tuple):
+    if _is_tuple_type(score_type):
         return tuple.__new__(score_type, values)
     return score_type(*values)
+
+
+cdef extern from "Python.h":
+    ctypedef struct _TupleType "PyTypeObject":
+        PyObject *(*tp_alloc)(_TupleType *, Py_ssize_t)
+    void PyTuple_SET_ITEM_raw "PyTuple_SET_ITEM" (PyObject *p, Py_ssize_t pos, PyObject *o)
+    PyObject *PyFloat_FromDouble_raw "PyFloat_FromDouble" (double value)
+    PyObject *PyLong_FromLong_raw "PyLong_FromLong" (long value)
+
+
+cdef object _new_tuple3(score_type, double log10_prob, long n_tokens, long n_oov):
+    """``tuple.__new__(score_type, (log10_prob, n_tokens, n_oov))`` for a tuple subclass, as
+    CPython's ``tuple_subtype_new`` makes it (the type's ``tp_alloc`` for three items, the
+    items set), without the call and the argument tuple."""
+    cdef PyObject *made = (<_TupleType *> <PyObject *> score_type).tp_alloc(
+        <_TupleType *> <PyObject *> score_type, 3
+    )
+    if made == NULL:
+        raise MemoryError()
+    record = <object> made  # owns a reference now...
+    Py_DECREF(record)  # ...so tp_alloc's goes
+    cdef PyObject *item
+    item = PyFloat_FromDouble_raw(log10_prob)
+    if item == NULL:
+        raise MemoryError()
+    PyTuple_SET_ITEM_raw(made, 0, item)  # the tuple takes the new reference
+    item = PyLong_FromLong_raw(n_tokens)
+    if item == NULL:
+        raise MemoryError()
+    PyTuple_SET_ITEM_raw(made, 1, item)
+    item = PyLong_FromLong_raw(n_oov)
+    if item == NULL:
+        raise MemoryError()
+    PyTuple_SET_ITEM_raw(made, 2, item)
+    return record
 
 
 cdef enum:
