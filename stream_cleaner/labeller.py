@@ -738,6 +738,9 @@ def label_blocks(
     kinds = block_kinds(blocks)
     if labeller.kind_trees is not None and keep.any():
         kept = np.flatnonzero(keep)
-        for i, kind in zip(kept.tolist(), labeller.kinds(features[kept]) or (), strict=True):
+        # the kept rows, gathered column by column: column-major as ``features`` is when
+        # built natively, so that the tree walk reads their transpose without a copy
+        kept_features = features.T.take(kept, axis=1).T
+        for i, kind in zip(kept.tolist(), labeller.kinds(kept_features) or (), strict=True):
             kinds[i] = kind
     return keep.tolist(), kinds, labeller
