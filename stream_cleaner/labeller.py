@@ -233,7 +233,8 @@ def block_features(
     n_tokens: Sequence[int],
     n_oov: Sequence[int],
 ) -> np.ndarray:
-    """The feature matrix of a page: one row per block, columns as in `FEATURE_NAMES`.
+    """The feature matrix of a page: one row per block, columns as in `FEATURE_NAMES`
+    (column-major when the native module builds it).
 
     Args:
         blocks: the page's blocks, in order (``block.index`` is the row).
@@ -510,6 +511,9 @@ def block_kinds(blocks: Sequence[Block]) -> list[str]:
 
 # rows evaluated at once: the index arrays hold rows x trees integers (8 MB at 100 trees)
 _MAX_ROWS = 10_000
+# Trees at most this deep are also laid out complete for the native walk (`_complete_layout`:
+# 2 ** depth leaves a tree, 2 kB at depth 7); deeper ones keep the node arrays alone.
+_COMPLETE_MAX_DEPTH = 8
 
 
 class TreeEnsemble:
@@ -531,10 +535,20 @@ class TreeEnsemble:
         self.roots = np.asarray(spec["roots"], dtype=np.int64)
         self.depth = int(spec["depth"])
         self.num_class = int(spec.get("num_class", 1))
+        # the complete layout of the trees (`_complete_layout`), for the native walk
+        self.complete = _complete_layout(self) if 1 <= self.depth <= _COMPLETE_MAX_DEPTH else None
+        self._columns_read = int(self.feature.max()) + 1 if len(self.feature) else 0
 
     def leaf_values(self, features: np.ndarray) -> np.ndarray:
         """The leaf value of every tree for every row: shape (rows, trees)."""
         fast = native_module("trees")
+        if fast is not None and self.complete is not None:
+            feature, split, leaf_value = self.complete
+            if features.shape[1] < self._columns_read:
+                raise ValueError("fewer feature columns than the trees read")
+            # transposed: the rows walked together read a feature from one cache line
+            columns = np.ascontiguousarray(features.T, dtype=np.float64)
+            return fast.leaf_values_complete(columns, feature, split, leaf_value, self.depth)
         if fast is not None:
             return fast.leaf_values(
                 np.ascontiguousarray(features, dtype=np.float64), self.feature, self.split,
@@ -568,6 +582,32 @@ class TreeEnsemble:
         if self.num_class == 1:
             return values.sum(axis=1)
         return values.reshape(len(values), -1, self.num_class).sum(axis=1)
+
+
+def _complete_layout(trees: TreeEnsemble) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The trees as complete binary trees of depth ``trees.depth``, for
+    ``_native/trees.pyx``'s ``leaf_values_complete``: per tree, the feature (int32) and split
+    of nodes ``0 .. 2 ** depth - 2`` in breadth-first order (node ``k``'s children at ``2k + 1``
+    and ``2k + 2``), and the values of the ``2 ** depth`` last-level nodes.
+
+    A leaf above the last level points to itself, so it is copied into every place under it:
+    whichever way a row goes from there, it ends at that leaf's value. Every row therefore
+    reaches the value the node arrays give it, whatever its features (NaN included).
+    """
+    children = trees.children
+    nodes = trees.roots[:, None]  # (trees, nodes of the level), spec node numbers
+    features, splits = [], []
+    for _ in range(trees.depth):
+        features.append(trees.feature[nodes])
+        splits.append(trees.split[nodes])
+        # left and right child side by side: level l + 1 in breadth-first order
+        nodes = np.stack((children[2 * nodes], children[2 * nodes + 1]), axis=-1)
+        nodes = nodes.reshape(len(trees.roots), -1)
+    return (
+        np.ascontiguousarray(np.concatenate(features, axis=1), dtype=np.intc),
+        np.ascontiguousarray(np.concatenate(splits, axis=1), dtype=np.float64),
+        np.ascontiguousarray(trees.value[nodes], dtype=np.float64),
+    )
 
 
 class BlockLabeller:
@@ -698,6 +738,9 @@ def label_blocks(
     kinds = block_kinds(blocks)
     if labeller.kind_trees is not None and keep.any():
         kept = np.flatnonzero(keep)
-        for i, kind in zip(kept.tolist(), labeller.kinds(features[kept]) or (), strict=True):
+        # the kept rows, gathered column by column: column-major as ``features`` is when
+        # built natively, so that the tree walk reads their transpose without a copy
+        kept_features = features.T.take(kept, axis=1).T
+        for i, kind in zip(kept.tolist(), labeller.kinds(kept_features) or (), strict=True):
             kinds[i] = kind
     return keep.tolist(), kinds, labeller

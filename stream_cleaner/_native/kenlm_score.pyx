@@ -37,12 +37,16 @@ from cpython.pythread cimport (
     PyThread_release_lock,
     PyThread_type_lock,
 )
-from cpython.ref cimport PyObject
+from cpython.ref cimport Py_DECREF, PyObject
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 from libcpp.string cimport string
 from libcpp.vector cimport vector
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
 
 
 cdef extern from "lm/word_index.hh" namespace "lm":
@@ -106,6 +110,11 @@ cdef struct BigramSlot:
 cdef enum:
     VOCAB_BITS = 14  # 16,384 slots of 16 bytes
     BIGRAM_BITS = 15  # 32,768 slots of 24 bytes
+    CHUNK = 32  # tokens whose memo slots are prefetched together (`PageScorer._score`)
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void *address) nogil
 
 
 cdef inline uint64_t _slot(uint64_t key, int bits) noexcept nogil:
@@ -158,9 +167,11 @@ cdef class PageScorer:
         if self.lock != NULL:
             PyThread_free_lock(self.lock)
 
-    cdef inline WordIndex _index(self, const char *data, size_t length) noexcept nogil:
-        """``Vocabulary::Index`` of a token, through the vocabulary memo."""
-        cdef uint64_t hash = MurmurHash64A(data, length, 0)
+    cdef inline WordIndex _index(
+        self, uint64_t hash, const char *data, size_t length
+    ) noexcept nogil:
+        """``Vocabulary::Index`` of a token whose MurmurHash64A is ``hash``, through the
+        vocabulary memo."""
         cdef VocabSlot *slot = &self.vocab_slots[_slot(hash, VOCAB_BITS)]
         if slot.used and slot.hash == hash:
             return slot.index
@@ -211,22 +222,49 @@ cdef class PageScorer:
         cdef State *swap
         cdef size_t start = 0, i = 0
         cdef float total = 0.0
-        cdef int n_tokens = 0, n_oov = 0
-        cdef WordIndex word, not_found = self.vocab.NotFound()
+        cdef int n_tokens = 0, n_oov = 0, m, k
+        cdef WordIndex word, previous, not_found = self.vocab.NotFound()
+        # up to CHUNK tokens at a time: first every token's memo slots are asked for
+        # (prefetched), then they are read in order; the misses of a chunk overlap instead of
+        # waiting one after the other. The lookups and sums are the same, in the same order.
+        cdef size_t token_start[CHUNK]
+        cdef size_t token_length[CHUNK]
+        cdef uint64_t hashes[CHUNK]
+        cdef WordIndex words[CHUNK]
         self.model.BeginSentenceWrite(current)
-        while i <= length:
-            if i == length or data[i] == b" ":
-                if i > start:
-                    word = self._index(data + start, i - start)
-                    n_tokens += 1
-                    if word == not_found:
-                        n_oov += 1
-                    total += self._base_score(current, word, following)
-                    swap = current
-                    current = following
-                    following = swap
-                start = i + 1
-            i += 1
+        while True:
+            m = 0
+            while i <= length and m < CHUNK:
+                if i == length or data[i] == b" ":
+                    if i > start:
+                        token_start[m] = start
+                        token_length[m] = i - start
+                        hashes[m] = MurmurHash64A(data + start, i - start, 0)
+                        __builtin_prefetch(&self.vocab_slots[_slot(hashes[m], VOCAB_BITS)])
+                        m += 1
+                    start = i + 1
+                i += 1
+            for k in range(m):
+                words[k] = self._index(hashes[k], data + token_start[k], token_length[k])
+            if self.bigram_slots != NULL and current.length == 1:
+                # the slots of the bigrams each word most likely makes with the one before
+                previous = current.words[0]
+                for k in range(m):
+                    __builtin_prefetch(&self.bigram_slots[_slot(
+                        ((<uint64_t> previous + 1) << 32) | words[k], BIGRAM_BITS
+                    )])
+                    previous = words[k]
+            for k in range(m):
+                word = words[k]
+                n_tokens += 1
+                if word == not_found:
+                    n_oov += 1
+                total += self._base_score(current, word, following)
+                swap = current
+                current = following
+                following = swap
+            if i > length:
+                break
         total += self._base_score(current, self.vocab.EndSentence(), following)
         log10_p[0] = total
         tokens[0] = n_tokens
@@ -256,6 +294,10 @@ cdef class PageScorer:
         cdef size_t k
         with nogil:
             self._score_all(joined, ends, log10_p, tokens, oovs)
+        if _is_tuple_type(score_type):
+            for k in range(ends.size()):
+                scores[at[k]] = _new_tuple3(score_type, log10_p[k], tokens[k], oovs[k])
+            return
         for k in range(ends.size()):
             scores[at[k]] = _make(score_type, (log10_p[k], tokens[k], oovs[k]))
 
@@ -293,41 +335,49 @@ cdef class PageScorer:
         one call.
         """
         cdef list scores = [None] * len(texts), others = [], other_at = []
-        cdef string buffer, joined
+        cdef string joined
         cdef vector[size_t] ends
         cdef vector[Py_ssize_t] at
         cdef const char *data
+        cdef char *out
         cdef Py_ssize_t length, i, t
+        cdef size_t begin, put
         cdef int previous, folded
         cdef bint foldable
         cdef Py_UCS4 c
         for t in range(len(texts)):
             text = <str> texts[t]
-            buffer.clear()
             previous = SPACE
-            if text.isascii():
+            # normalised straight onto the end of ``joined``: a character makes at most two
+            # (a space and itself)
+            begin = joined.size()
+            joined.resize(begin + 2 * <size_t> len(text))
+            out = &joined[0] + begin
+            put = 0
+            if PyUnicode_IS_ASCII(text):
                 data = PyUnicode_AsUTF8AndSize(text, &length)
                 for i in range(length):
-                    _push_ascii(buffer, <unsigned char> data[i], &previous)
+                    put = _put_ascii(out, put, <unsigned char> data[i], &previous)
             else:
                 foldable = True
                 for c in text:
                     if c < 128:
-                        _push_ascii(buffer, <unsigned char> c, &previous)
+                        put = _put_ascii(out, put, <unsigned char> c, &previous)
                         continue
                     folded = _fold_to_ascii(c)
                     if folded < 0:
                         foldable = False
                         break
-                    _push_ascii(buffer, <unsigned char> folded, &previous)
+                    put = _put_ascii(out, put, <unsigned char> folded, &previous)
                 if not foldable:
+                    joined.resize(begin)
                     others.append(text)
                     other_at.append(t)
                     continue
-            if buffer.size() == 0:
+            joined.resize(begin + put)
+            if put == 0:
                 scores[t] = _make(score_type, (0.0, 0, 0))
             else:
-                joined.append(buffer)
                 ends.push_back(joined.size())
                 at.push_back(t)
         self._fill(scores, score_type, joined, ends, at)
@@ -337,15 +387,17 @@ cdef class PageScorer:
         return scores
 
 
-cdef inline void _push_ascii(string &buffer, unsigned char c, int *previous) noexcept:
-    """Add one ASCII character to a normalised sentence: lower-cased, digits as 0, ` as ',
-    punctuation a token of its own, white space (as ``str.split`` sees it) between tokens."""
+cdef inline size_t _put_ascii(char *out, size_t put, unsigned char c, int *previous) noexcept:
+    """Add one ASCII character to a normalised sentence being written at ``out`` (``put``
+    characters so far; returns the new count): lower-cased, digits as 0, ` as ', punctuation
+    a token of its own, white space (as ``str.split`` sees it) between tokens."""
     cdef int kind = _ASCII_KIND[c]
     if kind == SPACE:
         previous[0] = SPACE
-        return
-    if buffer.size() and (kind == PUNCT or previous[0] != WORD):
-        buffer.push_back(b" ")  # a new token
+        return put
+    if put and (kind == PUNCT or previous[0] != WORD):
+        out[put] = b" "  # a new token
+        put += 1
     if kind == WORD:
         if b"A" <= c <= b"Z":
             c += 32
@@ -354,7 +406,8 @@ cdef inline void _push_ascii(string &buffer, unsigned char c, int *previous) noe
     elif c == b"`":
         c = b"'"  # folded as lm._FOLD does
     previous[0] = kind
-    buffer.push_back(<char> c)
+    out[put] = <char> c
+    return put + 1
 
 
 # lm._FOLD's entries whose source is not ASCII and whose target is one ASCII character
@@ -385,12 +438,52 @@ def _load_fold_table():
                 _N_FOLD += 1
 
 
+cdef inline bint _is_tuple_type(score_type):
+    """Whether `_make` builds ``score_type``'s instances as ``tuple.__new__`` does."""
+    return type(score_type) is type and issubclass(score_type, tuple)
+
+
 cdef inline object _make(score_type, tuple values):
     """``score_type(*values)``; a tuple subclass (a named tuple, whose ``__new__`` only packs
     its arguments) is built by ``tuple.__new__``, without a call to a Python function."""
-    if type(score_type) is type and issubclass(score_type, tuple):
+    if _is_tuple_type(score_type):
         return tuple.__new__(score_type, values)
     return score_type(*values)
+
+
+cdef extern from "Python.h":
+    ctypedef struct _TupleType "PyTypeObject":
+        PyObject *(*tp_alloc)(_TupleType *, Py_ssize_t)
+    void PyTuple_SET_ITEM_raw "PyTuple_SET_ITEM" (PyObject *p, Py_ssize_t pos, PyObject *o)
+    PyObject *PyFloat_FromDouble_raw "PyFloat_FromDouble" (double value)
+    PyObject *PyLong_FromLong_raw "PyLong_FromLong" (long value)
+
+
+cdef object _new_tuple3(score_type, double log10_prob, long n_tokens, long n_oov):
+    """``tuple.__new__(score_type, (log10_prob, n_tokens, n_oov))`` for a tuple subclass, as
+    CPython's ``tuple_subtype_new`` makes it (the type's ``tp_alloc`` for three items, the
+    items set), without the call and the argument tuple."""
+    cdef PyObject *made = (<_TupleType *> <PyObject *> score_type).tp_alloc(
+        <_TupleType *> <PyObject *> score_type, 3
+    )
+    if made == NULL:
+        raise MemoryError()
+    record = <object> made  # owns a reference now...
+    Py_DECREF(record)  # ...so tp_alloc's goes
+    cdef PyObject *item
+    item = PyFloat_FromDouble_raw(log10_prob)
+    if item == NULL:
+        raise MemoryError()
+    PyTuple_SET_ITEM_raw(made, 0, item)  # the tuple takes the new reference
+    item = PyLong_FromLong_raw(n_tokens)
+    if item == NULL:
+        raise MemoryError()
+    PyTuple_SET_ITEM_raw(made, 1, item)
+    item = PyLong_FromLong_raw(n_oov)
+    if item == NULL:
+        raise MemoryError()
+    PyTuple_SET_ITEM_raw(made, 2, item)
+    return record
 
 
 cdef enum:

@@ -14,7 +14,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 from libc.stdint cimport uintptr_t
 from selectolax.lexbor cimport (
     LXB_DOM_NODE_TYPE_ELEMENT,
@@ -43,69 +43,104 @@ cdef extern from "lexbor/tag/const.h":
     enum: LXB_TAG__LAST_ENTRY
 
 
-cdef class _TagTable:
-    """Tag id -> (name, kind bits): standard tags in C arrays, custom ones in a dict."""
+cdef class _Standard:
+    """The names and kind bits of every standard tag id (lexbor's ids below
+    ``LXB_TAG__LAST_ENTRY`` are the same in every document), and the features of the tag paths
+    made of them, for one set of the walk's tag sets: made once, read by every page's walk."""
 
-    cdef PyObject *standard_names[LXB_TAG__LAST_ENTRY]  # owned references
-    cdef int standard_kinds[LXB_TAG__LAST_ENTRY]
-    cdef dict custom
+    cdef PyObject *names[LXB_TAG__LAST_ENTRY]  # owned references
+    cdef int kinds[LXB_TAG__LAST_ENTRY]
     cdef frozenset block_tags
     cdef frozenset skip_tags
+    cdef dict paths  # a path's tag ids (bytes) -> `_Walk.flush`'s path features
 
-    def __init__(self, block_tags, skip_tags):
+    def __cinit__(self):
         cdef Py_ssize_t i
-        self.custom = {}
-        self.block_tags = frozenset(block_tags)
-        self.skip_tags = frozenset(skip_tags)
         for i in range(LXB_TAG__LAST_ENTRY):
-            self.standard_kinds[i] = -1
-            self.standard_names[i] = NULL
+            self.names[i] = NULL
+
+    def __init__(self, frozenset block_tags, frozenset skip_tags):
+        cdef Py_ssize_t i
+        self.block_tags = block_tags
+        self.skip_tags = skip_tags
+        self.paths = {}
+        for i in range(LXB_TAG__LAST_ENTRY):
+            name = _tag_name(i)
+            Py_INCREF(name)
+            self.names[i] = <PyObject *> name
+            self.kinds[i] = _kind_of(name, block_tags, skip_tags)
 
     def __dealloc__(self):
         cdef Py_ssize_t i
         for i in range(LXB_TAG__LAST_ENTRY):
-            Py_XDECREF(self.standard_names[i])
+            Py_XDECREF(self.names[i])
 
-    cdef int _kind_of(self, str name):
-        cdef int kind = 0
-        if name in self.skip_tags or not name or name[0] in "_!#-":
-            kind |= IS_SKIP
-        if name in self.block_tags:
-            kind |= IS_BLOCK
-        if name == "a":
-            kind |= IS_LINK
-        return kind
 
-    cdef str _decode(self, uintptr_t tag_id):
-        cdef size_t length = 0
-        cdef const lxb_char_t *data = sc_tag_name(tag_id, &length)
-        return PyUnicode_DecodeUTF8(<const char *> data, length, "replace") if data else ""
+cdef int _kind_of(str name, frozenset block_tags, frozenset skip_tags):
+    cdef int kind = 0
+    if name in skip_tags or not name or name[0] in "_!#-":
+        kind |= IS_SKIP
+    if name in block_tags:
+        kind |= IS_BLOCK
+    if name == "a":
+        kind |= IS_LINK
+    return kind
+
+
+cdef str _tag_name(uintptr_t tag_id):
+    cdef size_t length = 0
+    cdef const lxb_char_t *data = sc_tag_name(tag_id, &length)
+    return PyUnicode_DecodeUTF8(<const char *> data, length, "replace") if data else ""
+
+
+# `_Standard` by the tag sets it was made for (a process has one or two)
+_STANDARDS = {}
+_PATHS_MAX = 50_000  # tag paths remembered across pages, per `_Standard`
+
+
+cdef _Standard _standard(frozenset block_tags, frozenset skip_tags, tuple path_sets):
+    key = (block_tags, skip_tags, path_sets)
+    standard = _STANDARDS.get(key)
+    if standard is None:
+        if len(_STANDARDS) >= 16:
+            _STANDARDS.clear()
+        standard = _STANDARDS[key] = _Standard(block_tags, skip_tags)
+    return <_Standard> standard
+
+
+cdef class _TagTable:
+    """Tag id -> (name, kind bits): standard tags from a shared `_Standard`, the page's custom
+    ones (ids that are addresses in its document) in a dict of its own."""
+
+    cdef _Standard standard
+    cdef dict custom
+
+    def __init__(self, _Standard standard):
+        self.standard = standard
+        self.custom = {}
 
     cdef inline int kind(self, uintptr_t tag_id):
-        """The kind bits of ``tag_id``, learning its name on first sight."""
+        """The kind bits of ``tag_id``, learning a custom tag's name on first sight."""
         if tag_id < LXB_TAG__LAST_ENTRY:
-            if self.standard_kinds[tag_id] < 0:
-                name = self._decode(tag_id)
-                Py_INCREF(name)
-                self.standard_names[tag_id] = <PyObject *> name
-                self.standard_kinds[tag_id] = self._kind_of(name)
-            return self.standard_kinds[tag_id]
+            return self.standard.kinds[tag_id]
         entry = self.custom.get(tag_id)
         if entry is None:
-            name = self._decode(tag_id)
-            entry = self.custom[tag_id] = (name, self._kind_of(name))
+            name = _tag_name(tag_id)
+            entry = self.custom[tag_id] = (
+                name, _kind_of(name, self.standard.block_tags, self.standard.skip_tags)
+            )
         return <int> entry[1]
 
     cdef inline str name(self, uintptr_t tag_id):
         """The name of a tag id already seen by `kind`."""
         if tag_id < LXB_TAG__LAST_ENTRY:
-            return <str> self.standard_names[tag_id]
+            return <str> self.standard.names[tag_id]
         return <str> self.custom[tag_id][0]
 
     cdef inline PyObject *name_ref(self, uintptr_t tag_id):
         """`name`, borrowed: the table holds it as long as it lives."""
         if tag_id < LXB_TAG__LAST_ENTRY:
-            return self.standard_names[tag_id]
+            return self.standard.names[tag_id]
         return <PyObject *> (<tuple> self.custom[tag_id])[0]
 
 
@@ -326,10 +361,19 @@ cdef class _Walk:
             self.words.capacity = 0
         if text:
             key = PyBytes_FromStringAndSize(<const char *> self.path, lca * sizeof(uintptr_t))
-            info = self.path_info.get(key)
+            # a path of standard tags means the same on every page: remembered across pages
+            paths = self.path_info
+            for i in range(lca):
+                if self.path[i] >= LXB_TAG__LAST_ENTRY:
+                    break
+            else:
+                paths = self.tags.standard.paths
+                if len(paths) > _PATHS_MAX:
+                    paths.clear()
+            info = paths.get(key)
             if info is None:
                 names = tuple([self.tags.name(self.path[i]) for i in range(lca)])
-                info = self.path_info[key] = (
+                info = paths[key] = (
                     " ".join(names),
                     len(names),
                     "a" in names,
@@ -375,7 +419,12 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         timeout_error: the exception class raised past the deadline.
     """
     cdef _Walk walk = _Walk()
-    cdef _TagTable tags = _TagTable(block_tags, skip_tags)
+    cdef tuple path_sets = (
+        frozenset(heading_tags), frozenset(list_tags), frozenset(table_tags), frozenset(form_tags)
+    )
+    cdef _TagTable tags = _TagTable(
+        _standard(frozenset(block_tags), frozenset(skip_tags), path_sets)
+    )
     cdef lxb_dom_node_t *root
     cdef lxb_dom_node_t *node
     cdef Py_ssize_t link_depth = 0, count = 0, low = 0, depth, n
@@ -387,10 +436,10 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
 
     walk.tags = tags
     walk.path_info = {}
-    walk.heading_tags = (frozenset(heading_tags),)
-    walk.list_tags = (frozenset(list_tags),)
-    walk.table_tags = (frozenset(table_tags),)
-    walk.form_tags = (frozenset(form_tags),)
+    walk.heading_tags = (path_sets[0],)
+    walk.list_tags = (path_sets[1],)
+    walk.table_tags = (path_sets[2],)
+    walk.form_tags = (path_sets[3],)
     walk.columns = [[] for _ in range(11)]
     walk.lca = -1
     walk.block_tag = ""
@@ -541,3 +590,87 @@ def count_char(str text, str char):
     if kind == 2:
         return sc_count2(<const Py_UCS2 *> PyUnicode_DATA(text), n, <Py_UCS2> c) if c < 65536 else 0
     return sc_count4(<const Py_UCS4 *> PyUnicode_DATA(text), n, c)
+
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISSPACE(Py_UCS4 c) nogil
+
+
+cdef extern from *:
+    """
+    /* parse._TAG_EDGE's void elements, in its order */
+    static const char *sc_void_names[] = {
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+        "source", "track", "wbr", NULL
+    };
+    """
+    const char **sc_void_names
+
+
+cdef inline bint _is_void_name(const _char *s, Py_ssize_t at, Py_ssize_t n) noexcept nogil:
+    """Whether ``s[at:]`` starts with a void element's name (lower case) followed by white
+    space, ``/`` or ``>``: ``parse._TAG_EDGE``'s negative lookahead."""
+    cdef Py_ssize_t k, v = 0
+    cdef const char *name
+    cdef Py_UCS4 c = s[at]
+    if c < u"a" or c > u"w" or not (c == u"a" or c == u"b" or c == u"c" or c == u"e" or
+                                    c == u"h" or c == u"i" or c == u"l" or c == u"m" or
+                                    c == u"p" or c == u"s" or c == u"t" or c == u"w"):
+        return False  # no void name starts with it
+    while sc_void_names[v] != NULL:
+        name = sc_void_names[v]
+        v += 1
+        k = 0
+        while name[k] != 0 and at + k < n and s[at + k] == <Py_UCS4> <unsigned char> name[k]:
+            k += 1
+        if name[k] == 0 and at + k < n:
+            c = s[at + k]
+            if c == u"/" or c == u">" or Py_UNICODE_ISSPACE(c):
+                return True
+    return False
+
+
+cdef long _max_depth(const _char *s, Py_ssize_t n) noexcept nogil:
+    """`max_tag_depth` of ``n`` characters."""
+    cdef Py_ssize_t i = 0, at
+    cdef long depth = 0, deepest = 0, step
+    cdef bint any_edge = False
+    cdef Py_UCS4 c
+    cdef const void *found
+    while i < n:
+        if _char is Py_UCS1:  # to the next "<" at memchr's speed
+            found = memchr(s + i, 60, n - i)
+            if found == NULL:
+                break
+            i = <const Py_UCS1 *> found - s
+        elif s[i] != u"<":
+            i += 1
+            continue
+        i += 1
+        at = i
+        step = 1
+        if at < n and s[at] == u"/":
+            at += 1
+            step = -1
+        if at < n and not _is_void_name(s, at, n):
+            c = s[at]
+            if (u"a" <= c <= u"z") or (u"A" <= c <= u"Z"):
+                depth += step
+                if not any_edge or depth > deepest:
+                    deepest = depth
+                any_edge = True
+                i = at + 1  # findall goes on after the match
+    return deepest
+
+
+def max_tag_depth(str html):
+    """``max(itertools.accumulate(steps), default=0)`` over the +1/-1 steps of
+    ``parse._TAG_EDGE.findall(html)`` (an element's start or end, void elements left out): the
+    deepest nesting the tags reach, counted in one pass without a list of matches."""
+    cdef int kind = PyUnicode_KIND(html)
+    cdef Py_ssize_t n = len(html)
+    if kind == 1:
+        return _max_depth(<const Py_UCS1 *> PyUnicode_DATA(html), n)
+    if kind == 2:
+        return _max_depth(<const Py_UCS2 *> PyUnicode_DATA(html), n)
+    return _max_depth(<const Py_UCS4 *> PyUnicode_DATA(html), n)

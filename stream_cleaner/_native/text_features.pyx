@@ -16,6 +16,7 @@ import numpy as np
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
+    bint PyUnicode_IS_ASCII(object text)
     void *PyUnicode_DATA(object text)
     Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) nogil
     ctypedef unsigned char Py_UCS1
@@ -270,7 +271,9 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     Every value is made by the same operations in the same order as the numpy reference
     (sums in index order, as ``np.bincount`` and ``np.cumsum`` make them; ``reduceat``'s rule
     for empty segments), and the logarithms are numpy's own calls, so the matrix is the
-    reference's, bit for bit (tests compare both).
+    reference's, bit for bit (tests compare both). It is laid out column-major (the transpose
+    of a C-ordered (features, blocks) array): filling one feature for every block runs along
+    memory, and the labeller's tree walk reads it transposed without a copy.
 
     Args:
         blocks, sentences, block_of, log10_probs, n_tokens, n_oov: as `block_features` takes
@@ -315,7 +318,9 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     c_window_target[2], c_window_source[2] = col["window_ends_sentence"], c_ends
 
     width = n_own + len(offsets) * n_ctx
-    out = np.zeros((n, width))
+    # built transposed, (features, blocks): most loops below fill one feature for every
+    # block, along a row of this array; the caller gets its transpose, (blocks, features)
+    out = np.zeros((width, n))
     cdef double[:, ::1] own = out
     lengths_array = np.empty(n, dtype=np.int64)
     cdef long[::1] lengths = lengths_array
@@ -336,7 +341,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
         ends[i] = total_chars + i
         g = tag_group_of.get(block.tag, -1)
         if g >= 0:
-            own[i, g] = 1.0
+            own[g, i] = 1.0
         path = block.tag_path
         found = path_id.get(path)
         if found is None:
@@ -344,7 +349,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             infos.append(path_info(path))
             firsts.append(block)
         ids[i] = <Py_ssize_t> found
-        own[i, c_link_density] = block.link_density
+        own[c_link_density, i] = block.link_density
     n_paths = len(infos)
     n_flags = len(infos[0][0])
     # per path: its flags, and the markup of its first block (as floats, as numpy makes them)
@@ -377,13 +382,13 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             while common < a_len and common < b_len and a[common] == b[common]:
                 common += 1
             change = changes[key] = (a_len - common, b_len - common)
-        own[i, c_closed] = <long> change[0]
-        own[i, c_closed + 1] = <long> change[1]
+        own[c_closed, i] = <long> change[0]
+        own[c_closed + 1, i] = <long> change[1]
         p = ids[i]
         for k in range(n_flags):
-            own[i, c_first_path + k] = path_values[p, k]
+            own[c_first_path + k, i] = path_values[p, k]
         for k in range(6):
-            own[i, c_depth + k] = path_values[p, n_flags + k]
+            own[c_depth + k, i] = path_values[p, n_flags + k]
 
     # characters by class, first and last characters, the page-wide patterns
     class_counts_array, first_class_array, end_flags_array, hits_array = text_features(
@@ -399,14 +404,14 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     for i in range(n):
         safe_length = <double> (lengths[i] if lengths[i] > 1 else 1)
         for k in range(7):
-            own[i, c_ratio + k] = (<double> class_counts[i, k]) / safe_length
+            own[c_ratio + k, i] = (<double> class_counts[i, k]) / safe_length
         words[i] = (<double> class_counts[i, 0]) + 1.0
-        own[i, c_mean_word] = (<double> lengths[i] - <double> class_counts[i, 0]) / words[i]
-        own[i, c_starts_upper] = 1.0 if first_class[i] == 2 or first_class[i] == 6 else 0.0
-        own[i, c_ends] = end_flags[i, 0]
-        own[i, c_colon] = end_flags[i, 1]
+        own[c_mean_word, i] = (<double> lengths[i] - <double> class_counts[i, 0]) / words[i]
+        own[c_starts_upper, i] = 1.0 if first_class[i] == 2 or first_class[i] == 6 else 0.0
+        own[c_ends, i] = end_flags[i, 0]
+        own[c_colon, i] = end_flags[i, 1]
         for g in range(4):
-            own[i, c_patterns[g]] = hits[i, g]
+            own[c_patterns[g], i] = hits[i, g]
 
     # sentences and their scores
     per_block_array = np.zeros(n)
@@ -448,15 +453,15 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             sums[6 * i + 4] += tokens
             sums[6 * i + 5] += 1.0 if log_ppl[s] <= low_ppl else 0.0
         for i in range(n):
-            own[i, c_n_sent] = per_block[i]
-            own[i, c_wps] = words[i] / (per_block[i] if per_block[i] > 1.0 else 1.0)
-            own[i, c_ended] = sums[6 * i] / (per_block[i] if per_block[i] > 1.0 else 1.0)
-            own[i, c_log_ppl] = (
+            own[c_n_sent, i] = per_block[i]
+            own[c_wps, i] = words[i] / (per_block[i] if per_block[i] > 1.0 else 1.0)
+            own[c_ended, i] = sums[6 * i] / (per_block[i] if per_block[i] > 1.0 else 1.0)
+            own[c_log_ppl, i] = (
                 -sums[6 * i + 1] / (sums[6 * i + 2] if sums[6 * i + 2] > 1.0 else 1.0)
                 if sums[6 * i + 2] > 0 else no_ppl
             )
-            own[i, c_oov] = sums[6 * i + 3] / (sums[6 * i + 4] if sums[6 * i + 4] > 1.0 else 1.0)
-            own[i, c_low] = sums[6 * i + 5] / (per_block[i] if per_block[i] > 1.0 else 1.0)
+            own[c_oov, i] = sums[6 * i + 3] / (sums[6 * i + 4] if sums[6 * i + 4] > 1.0 else 1.0)
+            own[c_low, i] = sums[6 * i + 5] / (per_block[i] if per_block[i] > 1.0 else 1.0)
         # min and max per block as np.minimum/maximum.reduceat over the first sentence of
         # each block (np.searchsorted), clipped to the last sentence
         lo = 0
@@ -464,7 +469,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             while lo < n_sent and owner[lo] < i:
                 lo += 1
             if per_block[i] <= 0:
-                own[i, c_min] = own[i, c_max] = no_ppl
+                own[c_min, i] = own[c_max, i] = no_ppl
                 continue
             start = lo if lo < n_sent - 1 else n_sent - 1
             if i == n - 1:
@@ -482,12 +487,12 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
                         low_value = log_ppl[s]
                     if log_ppl[s] > high_value:
                         high_value = log_ppl[s]
-            own[i, c_min] = low_value
-            own[i, c_max] = high_value
+            own[c_min, i] = low_value
+            own[c_max, i] = high_value
     else:
         for i in range(n):
-            own[i, c_wps] = words[i] / 1.0
-            own[i, c_log_ppl] = own[i, c_min] = own[i, c_max] = no_ppl
+            own[c_wps, i] = words[i] / 1.0
+            own[c_log_ppl, i] = own[c_min, i] = own[c_max, i] = no_ppl
 
     # duplicates on the page and bullets
     cdef dict seen = {}
@@ -495,16 +500,16 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
         seen[text] = seen.get(text, 0) + 1
     for i in range(n):
         text = <str> texts[i]
-        own[i, c_dup] = <long> seen[text] - 1
-        own[i, c_bullet] = 1.0 if _may_be_bullet(text) and bullet_match(text) is not None else 0.0
+        own[c_dup, i] = <long> seen[text] - 1
+        own[c_bullet, i] = 1.0 if _may_be_bullet(text) and bullet_match(text) is not None else 0.0
 
     # position, and the run of blocks in one container
     total = <double> total_chars if total_chars else 1.0
     before_chars = 0
     for i in range(n):
-        own[i, c_position] = (<double> i) / (<double> (n - 1 if n - 1 > 1 else 1))
+        own[c_position, i] = (<double> i) / (<double> (n - 1 if n - 1 > 1 else 1))
         before_chars += lengths[i]
-        own[i, c_before] = (<double> (before_chars - lengths[i])) / total
+        own[c_before, i] = (<double> (before_chars - lengths[i])) / total
     cdef dict container_id = {}
     containers = [container_id.setdefault(info[1], len(container_id)) for info in infos]
     group_array = np.empty(n, dtype=np.int64)
@@ -521,18 +526,18 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
         g = group[i]
         group_sums[g, 0] += <double> lengths[i]
         group_sums[g, 1] += 1.0
-        group_sums[g, 2] += own[i, c_link_density] * <double> lengths[i]
-        group_sums[g, 3] += own[i, c_log_ppl] * <double> lengths[i]
+        group_sums[g, 2] += own[c_link_density, i] * <double> lengths[i]
+        group_sums[g, 3] += own[c_log_ppl, i] * <double> lengths[i]
     group_chars_array = np.empty(n)
     cdef double[::1] group_chars = group_chars_array
     for i in range(n):
         g = group[i]
         group_chars[i] = group_sums[g, 0]
-        own[i, c_group_blocks] = group_sums[g, 1]
+        own[c_group_blocks, i] = group_sums[g, 1]
         value = group_sums[g, 0] if group_sums[g, 0] > 1.0 else 1.0
-        own[i, c_group_links] = group_sums[g, 2] / value
-        own[i, c_group_share] = group_sums[g, 0] / total
-        own[i, c_group_ppl] = group_sums[g, 3] / value
+        own[c_group_links, i] = group_sums[g, 2] / value
+        own[c_group_share, i] = group_sums[g, 0] / total
+        own[c_group_ppl, i] = group_sums[g, 3] / value
 
     # windows of +-3 blocks, weighted by length (np.cumsum's running sums, from 0)
     cumulative_array = np.empty((2, n + 1))
@@ -544,31 +549,100 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
         for i in range(n):
             weight = <double> lengths[i]
             cumulative[0, i + 1] = (
-                weight * own[i, source] if i == 0 else cumulative[0, i] + weight * own[i, source]
+                weight * own[source, i] if i == 0 else cumulative[0, i] + weight * own[source, i]
             )
             cumulative[1, i + 1] = weight if i == 0 else cumulative[1, i] + weight
         for i in range(n):
             lo = i - 3 if i > 3 else 0
             hi = i + 4 if i + 4 < n else n
             value = cumulative[1, hi] - cumulative[1, lo]
-            own[i, c_window_target[w]] = (cumulative[0, hi] - cumulative[0, lo]) / (
+            own[c_window_target[w], i] = (cumulative[0, hi] - cumulative[0, lo]) / (
                 value if value > 1.0 else 1.0
             )
 
     # the logarithms, by numpy as the reference takes them
-    out[:, c_log_chars] = np.log1p(lengths_array)
-    out[:, c_log_words] = np.log(words_array)
-    out[:, c_group_log_chars] = np.log1p(group_chars_array)
-    out[:, c_page_blocks] = math.log1p(n)
-    out[:, c_page_chars] = math.log1p(total)
+    out[c_log_chars, :] = np.log1p(lengths_array)
+    out[c_log_words, :] = np.log(words_array)
+    out[c_group_log_chars, :] = np.log1p(group_chars_array)
+    out[c_page_blocks, :] = math.log1p(n)
+    out[c_page_chars, :] = math.log1p(total)
 
     # neighbours: the context columns of the blocks before and after, -1 off the page
     for k in range(len(offsets)):
         offset = offsets[k]
-        for i in range(n):
-            j = i + offset
-            for s in range(n_ctx):
-                own[i, n_own + k * n_ctx + s] = (
-                    own[j, context_index[s]] if 0 <= j < n else -1.0
-                )
-    return out
+        for s in range(n_ctx):
+            source = context_index[s]
+            p = n_own + k * n_ctx + s
+            for i in range(n):
+                j = i + offset
+                own[p, i] = own[source, j] if 0 <= j < n else -1.0
+    return out.T
+
+
+def longest(list texts, Py_ssize_t k):
+    """``sorted(texts, key=len, reverse=True)[:k]`` (`language.LanguageIdentifier.identify_page`'s
+    vote): the ``k`` longest texts, longest first, the earlier of two of one length first."""
+    cdef Py_ssize_t n = len(texts), i, j, m = 0, length
+    cdef Py_ssize_t[8] best_at
+    cdef Py_ssize_t[8] best_length
+    if not 0 <= k <= 8:
+        raise ValueError("longest keeps up to 8 texts")
+    for i in range(n):
+        length = len(<str> texts[i])
+        if m == k and (k == 0 or length <= best_length[m - 1]):
+            continue  # not longer than the shortest kept: an earlier one of its length wins
+        j = m if m < k else k - 1  # the free place, or the shortest's
+        while j > 0 and best_length[j - 1] < length:
+            best_at[j] = best_at[j - 1]
+            best_length[j] = best_length[j - 1]
+            j -= 1
+        best_at[j] = i
+        best_length[j] = length
+        if m < k:
+            m += 1
+    return [texts[best_at[j]] for j in range(m)]
+
+
+cdef inline bint _has_code_point(const _char *data, Py_ssize_t length,
+                                 const unsigned int *bounds, Py_ssize_t n_bounds) noexcept nogil:
+    cdef Py_ssize_t i, r
+    cdef Py_UCS4 c, lowest = 0xFFFFFFFF
+    for r in range(0, n_bounds, 2):
+        if bounds[r] < lowest:
+            lowest = bounds[r]
+    for i in range(length):
+        c = data[i]
+        if c < lowest:
+            continue  # below every range: most characters of a page in Latin letters
+        for r in range(0, n_bounds, 2):
+            if bounds[r] <= c <= bounds[r + 1]:
+                return True
+    return False
+
+
+def with_code_points(list texts, Py_ssize_t min_length, const unsigned int[::1] bounds):
+    """The indices of the texts that are not all ASCII, at least ``min_length`` characters
+    long, and hold a code point of one of the ranges ``bounds[2r] .. bounds[2r + 1]`` (as a
+    regex character class of those ranges finds one)."""
+    cdef Py_ssize_t n = len(texts), i, length, n_bounds = bounds.shape[0]
+    cdef list found = []
+    cdef int kind
+    cdef const unsigned int *ranges = &bounds[0] if n_bounds else NULL
+    if n_bounds % 2:
+        raise ValueError("bounds come in pairs")
+    for i in range(n):
+        text = <str> texts[i]
+        length = len(text)
+        kind = PyUnicode_KIND(text)
+        if length < min_length or PyUnicode_IS_ASCII(text):
+            continue
+        if kind == 1:
+            hit = _has_code_point(<const Py_UCS1 *> PyUnicode_DATA(text), length, ranges, n_bounds)
+        elif kind == 2:
+            hit = _has_code_point(<const Py_UCS2 *> PyUnicode_DATA(text), length, ranges, n_bounds)
+        else:
+            hit = _has_code_point(<const Py_UCS4 *> PyUnicode_DATA(text), length, ranges, n_bounds)
+        if hit:
+            found.append(i)
+    return found
+

@@ -62,3 +62,68 @@ def leaf_values(const double[:, ::1] features, const long[::1] feature,
                 leaves[r, t] = value[node]
                 r += 1
     return out
+
+
+def leaf_values_complete(const double[:, ::1] columns, const int[:, ::1] feature,
+                         const double[:, ::1] split, const double[:, ::1] leaf_value,
+                         int depth):
+    """`leaf_values` of trees laid out complete (`labeller._complete_layout`): tree ``t``'s
+    node ``k`` tests ``feature[t, k]`` against ``split[t, k]`` and has its children at
+    ``2k + 1`` (left) and ``2k + 2``, so a step needs no load of a child index; after ``depth``
+    steps the node is ``2 ** depth - 1`` plus a column of ``leaf_value[t]``.
+
+    ``columns`` is the feature matrix transposed, (features, rows): the rows walked together
+    read one feature from one cache line. Same comparison (``value > split``, NaN goes left),
+    same leaf for every row, so the same (rows, trees) array as `leaf_values`.
+    """
+    cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0], r, t
+    cdef Py_ssize_t first_leaf = ((<Py_ssize_t> 1) << depth) - 1
+    cdef int level
+    out = np.empty((n, n_trees), dtype=np.float64)
+    if n == 0 or n_trees == 0:
+        return out
+    if depth < 1 or feature.shape[1] != first_leaf or split.shape[1] != first_leaf or \
+            leaf_value.shape[1] != first_leaf + 1 or split.shape[0] != n_trees or \
+            leaf_value.shape[0] != n_trees:
+        raise ValueError("not a complete layout of this depth")
+    cdef double[:, ::1] leaves = out
+    cdef const double *x = &columns[0, 0]
+    cdef const double *row
+    cdef const int *ft
+    cdef const double *sp
+    cdef const double *lv
+    cdef Py_ssize_t a, b, c, d, e, f, g, h
+    with nogil:
+        for t in range(n_trees):
+            ft = &feature[t, 0]
+            sp = &split[t, 0]
+            lv = &leaf_value[t, 0]
+            r = 0
+            while r + 8 <= n:  # eight rows at a time: independent chains of loads overlap
+                row = x + r
+                a = b = c = d = e = f = g = h = 0
+                for level in range(depth):
+                    a = 2 * a + 1 + (row[ft[a] * n] > sp[a])
+                    b = 2 * b + 1 + (row[ft[b] * n + 1] > sp[b])
+                    c = 2 * c + 1 + (row[ft[c] * n + 2] > sp[c])
+                    d = 2 * d + 1 + (row[ft[d] * n + 3] > sp[d])
+                    e = 2 * e + 1 + (row[ft[e] * n + 4] > sp[e])
+                    f = 2 * f + 1 + (row[ft[f] * n + 5] > sp[f])
+                    g = 2 * g + 1 + (row[ft[g] * n + 6] > sp[g])
+                    h = 2 * h + 1 + (row[ft[h] * n + 7] > sp[h])
+                leaves[r, t] = lv[a - first_leaf]
+                leaves[r + 1, t] = lv[b - first_leaf]
+                leaves[r + 2, t] = lv[c - first_leaf]
+                leaves[r + 3, t] = lv[d - first_leaf]
+                leaves[r + 4, t] = lv[e - first_leaf]
+                leaves[r + 5, t] = lv[f - first_leaf]
+                leaves[r + 6, t] = lv[g - first_leaf]
+                leaves[r + 7, t] = lv[h - first_leaf]
+                r += 8
+            while r < n:
+                a = 0
+                for level in range(depth):
+                    a = 2 * a + 1 + (x[ft[a] * n + r] > sp[a])
+                leaves[r, t] = lv[a - first_leaf]
+                r += 1
+    return out
