@@ -15,6 +15,7 @@ from stream_cleaner.streaming.app import (
     broker_credentials,
     broker_urls,
     create_app,
+    faust_monitor,
     runtime_of,
 )
 from stream_cleaner.streaming.metrics import BulkHistogram, WorkerMetrics
@@ -179,6 +180,52 @@ def test_bulk_histogram_exposes_what_prometheus_client_histogram_does():
     assert (
         _samples(ours, "t_seconds")[(("le", "+Inf"), ("stage", "parse")), "t_seconds_bucket"] == 3
     )
+
+
+class _Stream:
+    """What Faust's monitor reads of a stream: its label, its task owner (weak-referable)."""
+
+    def __init__(self, shortlabel: str) -> None:
+        self.shortlabel = shortlabel
+        self.task_owner = self
+
+
+def test_faust_monitor_exposes_what_faust_prometheus_monitor_does():
+    from types import SimpleNamespace
+
+    from faust.sensors.prometheus import FaustMetrics, PrometheusMonitor
+    from faust.types import TP
+    from prometheus_client import generate_latest
+
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    monitors = (
+        faust_monitor(ours),
+        PrometheusMonitor(metrics=FaustMetrics.create(theirs, "stream_cleaner_faust")),
+    )
+    streams = (_Stream("Stream: crawl.raw-html.v1"), _Stream("Stream: site"))
+    tps = [TP("crawl.raw-html.v1", 0), TP("crawl.raw-html.v1", 3), TP("site", 1)]
+
+    def feed(offsets: range) -> None:
+        for offset in offsets:
+            for i, tp in enumerate(tps):
+                for monitor in monitors:
+                    monitor.track_tp_end_offset(tp, offset + 10)
+                    monitor.on_message_in(tp, offset, SimpleNamespace())
+                    monitor.on_stream_event_in(tp, offset, streams[i % 2], None)
+
+    def exposition(registry: CollectorRegistry) -> list[str]:
+        text = generate_latest(registry).decode()
+        return [line for line in text.splitlines() if "_created" not in line]
+
+    feed(range(5))
+    assert exposition(ours) == exposition(theirs)
+    assert 'partition="3",topic="crawl.raw-html.v1"} 14.0' in "\n".join(exposition(ours))
+    for monitor in monitors:  # a rebalance drops the partitions' series, then new ones come
+        monitor.on_rebalance_start(SimpleNamespace(rebalancing_count=1))
+    tps[1] = TP("crawl.raw-html.v1", 2)
+    feed(range(5, 8))
+    assert exposition(ours) == exposition(theirs)
+    assert 'partition="3"' not in "\n".join(exposition(ours))
 
 
 def test_bulk_histogram_skips_missing_values():
