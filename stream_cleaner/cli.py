@@ -399,6 +399,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="seconds to wait for a batch to fill (default 0.5)",
     )
     p.add_argument(
+        "--batch-max-bytes",
+        type=int,
+        help="a batch also ends once its messages reach this many bytes (default 16 MiB)",
+    )
+    p.add_argument(
         "--max-page-bytes",
         type=int,
         help="larger pages become too_large dead letters (default 10485760, 10 MiB)",
@@ -1157,6 +1162,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         web_port=args.web_port,
         batch_size=args.batch_size,
         batch_within_seconds=args.batch_within_seconds,
+        batch_max_bytes=args.batch_max_bytes,
         max_page_bytes=args.max_page_bytes,
         max_message_bytes=args.max_message_bytes,
         session_timeout_seconds=args.session_timeout_seconds,

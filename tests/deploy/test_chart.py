@@ -213,6 +213,7 @@ def test_every_setting_reaches_the_worker() -> None:
         group_id="test-group",
         batch_size=24,
         batch_within_seconds=0.25,
+        batch_max_bytes=8388608,
         max_page_bytes=5242880,
         max_message_bytes=20971520,
         web_port=8080,

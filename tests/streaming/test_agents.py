@@ -90,6 +90,32 @@ def test_agent_publishes_documents_sentences_and_dead_letters():
     assert runtime_of(app).model is not None
 
 
+@pytest.mark.parametrize(("max_bytes", "batches"), [(10_000, [4]), (2 * len(PAGE), [2, 2])])
+def test_a_batch_ends_at_its_byte_bound(monkeypatch, max_bytes, batches):
+    settings = _settings().with_options(batch_max_bytes=max_bytes, batch_within_seconds=5.0)
+    app = create_app(settings)
+    outputs = _outputs(app)
+    agent = app.agents[agents.AGENT_NAME]
+    cleaned: list[int] = []
+    clean_batch = agents.clean_batch
+
+    def counting(messages: Any, **options: Any) -> Any:
+        cleaned.append(len(messages))
+        return clean_batch(messages, **options)
+
+    monkeypatch.setattr(agents, "clean_batch", counting)
+
+    async def run() -> None:
+        async with agent.test_context() as ctx:
+            for i in range(4):  # keys of 5 bytes: two pages and their keys pass 2 * len(PAGE)
+                await ctx.put(PAGE, key=f"doc-{i}".encode())
+            await _wait(lambda: len(outputs.sent["documents"]) == 4)
+
+    asyncio.run(run())
+    assert cleaned == batches
+    assert [r.key for r in outputs.sent["documents"]] == [f"doc-{i}".encode() for i in range(4)]
+
+
 # --- process_batch without Faust: acknowledgement only after the broker acknowledged ---
 
 

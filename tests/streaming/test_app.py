@@ -34,6 +34,7 @@ def test_worker_settings_from_env():
             "STREAM_CLEANER_WORKER_GROUP_ID": "cleaners",
             "STREAM_CLEANER_WORKER_BATCH_SIZE": "32",
             "STREAM_CLEANER_WORKER_BATCH_WITHIN_SECONDS": "0.25",
+            "STREAM_CLEANER_WORKER_BATCH_MAX_BYTES": "1048576",
             "STREAM_CLEANER_WORKER_INPUT_TOPIC": "crawl.pages.v2",
             "STREAM_CLEANER_WORKER_WEB_PORT": "",
             "STREAM_CLEANER_KAFKA_BOOTSTRAP_SERVERS": "k1:9092,k2:9092",
@@ -43,6 +44,7 @@ def test_worker_settings_from_env():
     assert settings.group_id == "cleaners"
     assert settings.batch_size == 32
     assert settings.batch_within_seconds == 0.25
+    assert settings.batch_max_bytes == 1048576
     assert settings.input_topic == "crawl.pages.v2"
     assert settings.web_port == 6066
     assert settings.kafka.bootstrap_servers == ("k1:9092", "k2:9092")
@@ -55,6 +57,7 @@ def test_worker_settings_from_env():
     [
         {"batch_size": 0},
         {"batch_within_seconds": 0},
+        {"batch_max_bytes": 0},
         {"web_port": 0},
         {"group_id": ""},
         {"heartbeat_interval_seconds": 40.0},

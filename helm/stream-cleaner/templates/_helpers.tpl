@@ -127,6 +127,7 @@ STREAM_CLEANER_WORKER_DEAD_LETTER_TOPIC: {{ .Values.topics.deadLetter | quote }}
 STREAM_CLEANER_WORKER_GROUP_ID: {{ .Values.worker.groupId | quote }}
 STREAM_CLEANER_WORKER_BATCH_SIZE: {{ .Values.worker.batchSize | int64 | toString | quote }}
 STREAM_CLEANER_WORKER_BATCH_WITHIN_SECONDS: {{ .Values.worker.batchWithinSeconds | toString | quote }}
+STREAM_CLEANER_WORKER_BATCH_MAX_BYTES: {{ .Values.worker.batchMaxBytes | int64 | toString | quote }}
 STREAM_CLEANER_WORKER_MAX_PAGE_BYTES: {{ .Values.worker.maxPageBytes | int64 | toString | quote }}
 STREAM_CLEANER_WORKER_MAX_MESSAGE_BYTES: {{ .Values.worker.maxMessageBytes | int64 | toString | quote }}
 STREAM_CLEANER_WORKER_WEB_PORT: {{ .Values.worker.webPort | int64 | toString | quote }}
