@@ -592,13 +592,7 @@ def test_worker_cleans_2000_pages_with_bad_inputs_mixed_in(broker: str, tmp_path
         kept = _metric(text, "stream_cleaner_sentences_kept_total")
         assert kept == sum(d["n_kept"] for d in out["documents"])
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _stop(proc)
 
 
 def _lag(text: str) -> dict[str, float]:
@@ -857,12 +851,7 @@ def test_a_backlog_of_large_pages_stays_within_bounded_memory(broker: str, tmp_p
     finally:
         watching.set()
         sampler.join()
-        proc.terminate()
-        try:
-            proc.wait(timeout=STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
 async def _produce_to_partitions(servers: str, topic: str, inputs: list) -> None:
