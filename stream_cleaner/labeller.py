@@ -703,7 +703,7 @@ def label_blocks(
     blocks: Sequence[Block],
     sentences: Sequence[str],
     block_of: Sequence[int],
-    scores: Sequence[tuple[float, int, int]],
+    scores: tuple[Sequence[float], Sequence[int], Sequence[int]],
     *,
     mode: str,
     labeller_path: str | None = None,
@@ -714,7 +714,8 @@ def label_blocks(
 
     Args:
         blocks, sentences, block_of: the page as the pipeline cut it.
-        scores: each sentence's ``(log10_prob, n_tokens, n_oov)`` (`lm.SentenceScore`).
+        scores: the sentences' log10 probabilities, tokens and OOVs, as three columns
+            (`lm.ScoreColumns`).
         mode: the settings' mode, which names the bundled labeller.
         labeller_path: a labeller file to use instead.
         site_evidence: what the site's other pages say of each block (`sites.SiteTemplates.assess`);
@@ -725,10 +726,7 @@ def label_blocks(
         for kept blocks when it has one, else from markup (`block_kinds`); and the labeller.
     """
     labeller = load_labeller(mode, labeller_path)
-    if scores:
-        log10_probs, n_tokens, n_oov = zip(*scores, strict=True)
-    else:
-        log10_probs = n_tokens = n_oov = ()
+    log10_probs, n_tokens, n_oov = scores
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )

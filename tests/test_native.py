@@ -208,6 +208,8 @@ def test_native_walk_split_and_scoring_equal_the_reference_on_cleaneval_dev(nati
             scores = scorer.score_texts(sentences, SentenceScore, normalize_many)
             assert scores == expected_scores, path.name
             assert all(type(score) is SentenceScore for score in scores)
+            columns = scorer.score_columns(sentences, SentenceScore, normalize_many)
+            assert columns == lm.score_columns(expected_scores), path.name
 
 
 def test_native_split_equals_the_reference_on_random_text(native):
@@ -243,6 +245,13 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
     assert scorer.score_texts(texts, SentenceScore, normalize_many) == (
         tiny_model.score_many(normalize_many(texts))
     )
+    # the same scores as columns, each value of the same type
+    columns = scorer.score_columns(texts, SentenceScore, normalize_many)
+    assert columns == lm.score_columns(tiny_model.score_many(normalize_many(texts)))
+    assert [type(x) for column in columns for x in column] == [
+        type(x) for column in lm.score_columns(scorer.score_texts(texts, SentenceScore,
+                                               normalize_many)) for x in column
+    ]  # fmt: skip
     # sentences longer than the scorer's chunk of prefetched tokens (32), cut anywhere
     words = [text for text in texts_without_nul if text.strip()]
     long_texts = [" ".join(rnd.choices(words, k=rnd.randint(20, 200))) for _ in range(300)]
@@ -364,12 +373,14 @@ def test_native_decide_page_equals_the_reference(native, monkeypatch):
             "content": [rnd.random() < 0.6 for _ in range(5)] if rnd.random() < 0.5 else None,
             "template": frozenset(rnd.sample(range(5), k=rnd.randint(0, 2))),
         }
-        fast = decide.decide_page(texts, block_of, scores, **options)
+        columns = lm.score_columns(scores)
+        fast = decide.decide_page(texts, block_of, columns, **options)
         with monkeypatch.context() as patched:
             patched.setattr(decide, "native_module", lambda name: None)
-            slow = decide.decide_page(texts, block_of, scores, **options)
+            slow = decide.decide_page(texts, block_of, columns, **options)
         assert fast == slow, (texts, scores, options)
         assert list(fast[2]) == list(slow[2])  # drop reasons in the same order
+        assert fast[0][:3] == columns  # the scores' columns, as they came
 
 
 def test_native_block_signatures_equal_the_reference(native, monkeypatch):

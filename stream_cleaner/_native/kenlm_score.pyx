@@ -323,21 +323,12 @@ cdef class PageScorer:
         self._fill(scores, score_type, joined, ends, at)
         return scores
 
-    def score_texts(self, list texts, score_type, normalize_many):
-        """`score_many` of ``normalize_many(texts)``, normalising most texts here.
-
-        ASCII is what most sentences are, and its normalisation is simple: lower-case, digits
-        to 0, ` to ', every punctuation or control character a token of its own, white space (as
-        ``str.split`` sees it) collapsed. A text whose other characters are all typographic
-        variants that ``lm._FOLD`` folds to ASCII (’ “ ” – — … and the no-break space: most of
-        English's non-ASCII text) is normalised the same way after folding them, which is what
-        the reference does to it. Other texts go through ``normalize_many``, the reference, in
-        one call.
-        """
-        cdef list scores = [None] * len(texts), others = [], other_at = []
-        cdef string joined
-        cdef vector[size_t] ends
-        cdef vector[Py_ssize_t] at
+    cdef list _normalise(self, list texts, string &joined, vector[size_t] &ends,
+                         vector[Py_ssize_t] &at, vector[Py_ssize_t] &empty_at):
+        """Normalise ``texts`` onto ``joined`` (text ``at[k]`` ends at ``ends[k]``); the
+        texts that normalise to nothing go to ``empty_at``. Returns the positions of the texts
+        left to the reference (`score_texts`)."""
+        cdef list other_at = []
         cdef const char *data
         cdef char *out
         cdef Py_ssize_t length, i, t
@@ -371,20 +362,67 @@ cdef class PageScorer:
                     put = _put_ascii(out, put, <unsigned char> folded, &previous)
                 if not foldable:
                     joined.resize(begin)
-                    others.append(text)
                     other_at.append(t)
                     continue
             joined.resize(begin + put)
             if put == 0:
-                scores[t] = _make(score_type, (0.0, 0, 0))
+                empty_at.push_back(t)
             else:
                 ends.push_back(joined.size())
                 at.push_back(t)
+        return other_at
+
+    def score_texts(self, list texts, score_type, normalize_many):
+        """`score_many` of ``normalize_many(texts)``, normalising most texts here.
+
+        ASCII is what most sentences are, and its normalisation is simple: lower-case, digits
+        to 0, ` to ', every punctuation or control character a token of its own, white space (as
+        ``str.split`` sees it) collapsed. A text whose other characters are all typographic
+        variants that ``lm._FOLD`` folds to ASCII (’ “ ” – — … and the no-break space: most of
+        English's non-ASCII text) is normalised the same way after folding them, which is what
+        the reference does to it. Other texts go through ``normalize_many``, the reference, in
+        one call.
+        """
+        cdef list scores = [None] * len(texts), other_at
+        cdef string joined
+        cdef vector[size_t] ends
+        cdef vector[Py_ssize_t] at, empty_at
+        cdef size_t k
+        other_at = self._normalise(texts, joined, ends, at, empty_at)
+        for k in range(empty_at.size()):
+            scores[empty_at[k]] = _make(score_type, (0.0, 0, 0))
         self._fill(scores, score_type, joined, ends, at)
-        if others:
+        if other_at:
+            others = [texts[t] for t in other_at]
             for t, score in zip(other_at, self.score_many(normalize_many(others), score_type)):
                 scores[t] = score
         return scores
+
+    def score_columns(self, list texts, score_type, normalize_many):
+        """`score_texts` as three lists: each text's log10 probability, tokens and OOVs, with
+        no record made a sentence (``score_type`` serves the texts left to the reference)."""
+        cdef Py_ssize_t n = len(texts)
+        cdef list log10_probs = [0.0] * n, n_tokens = [0] * n, n_oovs = [0] * n, other_at
+        cdef string joined
+        cdef vector[size_t] ends
+        cdef vector[Py_ssize_t] at, empty_at
+        cdef vector[float] log10_p
+        cdef vector[int] tokens, oovs
+        cdef size_t k
+        cdef Py_ssize_t t
+        other_at = self._normalise(texts, joined, ends, at, empty_at)
+        with nogil:
+            self._score_all(joined, ends, log10_p, tokens, oovs)
+        for k in range(ends.size()):
+            t = at[k]
+            log10_probs[t] = <double> log10_p[k]
+            n_tokens[t] = tokens[k]
+            n_oovs[t] = oovs[k]
+        if other_at:
+            others = [texts[t] for t in other_at]
+            for t, score in zip(other_at, self.score_many(normalize_many(others), score_type)):
+                log10_probs[t], n_tokens[t], n_oovs[t] = score
+        return log10_probs, n_tokens, n_oovs
 
 
 cdef inline size_t _put_ascii(char *out, size_t put, unsigned char c, int *previous) noexcept:

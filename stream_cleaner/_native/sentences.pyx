@@ -284,26 +284,23 @@ cdef extern from "math.h":
     bint isinf(double x) nogil
 
 
-def decide_page(list texts, list block_of, list scores, unscored, double max_perplexity,
-                content, template, str no_words, str too_high, str site_template,
-                str boilerplate):
+def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list n_oovs,
+                unscored, double max_perplexity, content, template, str no_words,
+                str too_high, str site_template, str boilerplate):
     """`decide.decide_page` in one pass: the same columns, sums and counts (its Python code
     is the reference; tests compare both)."""
     cdef Py_ssize_t n = len(texts), i
     cdef double lp, x, ppl_value, total_lp = 0.0, kept_lp = 0.0
     cdef long long tokens, total_n = 0, kept_n = 0
     cdef bint keep, has, block_level = content is not None or bool(template)
-    cdef list log10_probs = [], n_tokens = [], n_oovs = [], perplexities = []
-    cdef list keeps = [], reasons = [], words
+    cdef list perplexities = [], keeps = [], reasons = [], words
     cdef dict dropped = {}
-    if len(block_of) != n or len(scores) != n:
+    if not len(block_of) == len(log10_probs) == len(n_tokens) == len(n_oovs) == n:
         raise ValueError("one block index and one score per sentence")
     words = has_words(texts)
     for i in range(n):
-        lp_object, n_object, oov_object = scores[i]
-        log10_probs.append(lp_object)
-        n_tokens.append(n_object)
-        n_oovs.append(oov_object)
+        lp_object = log10_probs[i]
+        n_object = n_tokens[i]
         tokens = n_object
         ppl = None
         if tokens > 0:
