@@ -496,13 +496,25 @@ def site_features(evidence: PageEvidence | None, n: int) -> np.ndarray:
     return out
 
 
+_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_LIST_TAGS = frozenset(("li", "dd", "dt"))
+_NOT_LIST_TAGS = frozenset(("p", "div"))  # blocks of these tags in a list are paragraphs
+
+
 def block_kinds(blocks: Sequence[Block]) -> list[str]:
-    """CleanEval's paragraph/heading/list kind of each block, from its markup."""
+    """CleanEval's paragraph/heading/list kind of each block, from its markup (natively when
+    built: this loop is the reference)."""
+    fast = native_module("text_features")
+    if fast is not None:
+        return fast.block_kinds(
+            blocks if isinstance(blocks, list) else list(blocks), _HEADING_TAGS, _LIST_TAGS,
+            _NOT_LIST_TAGS, BlockKind.PARAGRAPH, BlockKind.HEADING, BlockKind.LIST,
+        )  # fmt: skip
     kinds = []
     for b in blocks:
-        if b.in_heading or b.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+        if b.in_heading or b.tag in _HEADING_TAGS:
             kinds.append(BlockKind.HEADING)
-        elif b.tag in ("li", "dd", "dt") or (b.in_list and b.tag not in ("p", "div")):
+        elif b.tag in _LIST_TAGS or (b.in_list and b.tag not in _NOT_LIST_TAGS):
             kinds.append(BlockKind.LIST)
         else:
             kinds.append(BlockKind.PARAGRAPH)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import operator
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -53,6 +54,8 @@ from .settings import CleanerSettings
 from .sites import PageEvidence, SiteTemplates, find_page_url, site_of
 
 _DEFAULT_SETTINGS = CleanerSettings()
+_TEXT = operator.attrgetter("text")
+_INDEX = operator.attrgetter("index")
 
 
 class _Failed(Exception):
@@ -317,11 +320,15 @@ class _Run:
 
     def _score_blocks(self, blocks: list[Block]) -> None:
         t = time.perf_counter()
-        block_texts = [b.text for b in blocks]
+        block_texts = list(map(_TEXT, blocks))
         self.language, block_languages = identifier().identify_page(block_texts)
         t = self._lap("language", t)
-        texts, block_of = split_blocks(block_texts, [b.index for b in blocks])
-        languages = [block_languages[b] for b in block_of]
+        texts, block_of = split_blocks(block_texts, list(map(_INDEX, blocks)))
+        first = block_languages[0] if block_languages else None
+        if block_languages.count(first) == len(block_languages):  # one language: most pages
+            languages = [first] * len(block_of)
+        else:
+            languages = [block_languages[b] for b in block_of]
         t = self._lap("split", t)
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.sentences = [

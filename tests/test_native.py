@@ -493,6 +493,52 @@ def _page_features_and_reference(blocks, sentences, block_of, scores, monkeypatc
     return fast.tobytes() == slow.tobytes() and np.array_equal(fast, slow)
 
 
+def test_native_block_kinds_equal_the_reference(native, monkeypatch):
+    import dataclasses
+
+    from stream_cleaner import labeller
+
+    @dataclasses.dataclass
+    class DictBlock:  # no slots: attributes read by getattr
+        tag: str
+        in_heading: bool
+        in_list: bool
+
+    class Shouting(Block):  # a subclass whose attribute is a property, not its slot
+        __slots__ = ()
+
+        @property  # type: ignore[misc]
+        def tag(self):
+            return "h1"
+
+    def shouting(*values):
+        made = Shouting.__new__(Shouting)
+        for field, value in zip(dataclasses.fields(Block), values, strict=True):
+            getattr(Block, field.name).__set__(made, value)  # its slots, under the property
+        return made
+
+    rnd = random.Random(31)
+    tags = ["p", "div", "li", "dd", "dt", "h1", "h6", "h7", "td", "span", "pre"]
+    for _ in range(500):
+        blocks = []
+        for i in range(rnd.randint(0, 12)):
+            tag, heading, in_list = rnd.choice(tags), rnd.random() < 0.2, rnd.random() < 0.4
+            kind = rnd.choice([Block, Block, DictBlock, shouting])
+            if kind is DictBlock:
+                blocks.append(DictBlock(tag, heading, in_list))
+            else:
+                blocks.append(kind(i, "t", tag, "html body", 2, 0.0, False, heading, in_list,
+                                   False, False))  # fmt: skip
+        fast = labeller.block_kinds(blocks)
+        with monkeypatch.context() as patched:
+            patched.setattr(labeller, "native_module", lambda name: None)
+            slow = labeller.block_kinds(blocks)
+        assert fast == slow, blocks
+    unset = Block.__new__(Block)  # an empty slot raises as getattr does
+    with pytest.raises(AttributeError):
+        labeller.block_kinds([unset])
+
+
 def test_native_page_features_equal_numpy_on_random_pages(native, monkeypatch):
     rnd = random.Random(13)
     paths = ["html body div p", "html body div ul li a", "html body table tr td", "html body",

@@ -646,3 +646,79 @@ def with_code_points(list texts, Py_ssize_t min_length, const unsigned int[::1] 
             found.append(i)
     return found
 
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char *name
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+    enum: T_OBJECT_EX
+
+
+from cpython.ref cimport PyObject
+
+
+cdef dict _MEMBER_OFFSETS = {}
+
+
+cdef Py_ssize_t _member_offset(type cls, str name) except -2:
+    """Where instances of ``cls`` keep attribute ``name``: the offset of its ``__slots__``
+    slot when ``cls`` reads it from one (a member descriptor of an object slot), else -1."""
+    import types
+
+    key = (cls, name)
+    found = _MEMBER_OFFSETS.get(key)
+    if found is None:
+        found = -1
+        descriptor = None
+        for klass in cls.__mro__:  # as attribute lookup finds it
+            if name in klass.__dict__:
+                descriptor = klass.__dict__[name]
+                break
+        plain = cls.__getattribute__ is object.__getattribute__
+        if plain and type(descriptor) is types.MemberDescriptorType:
+            member = (<PyMemberDescrObject *> <PyObject *> descriptor).d_member
+            if member.type == T_OBJECT_EX:
+                found = member.offset
+        if len(_MEMBER_OFFSETS) < 1024:
+            _MEMBER_OFFSETS[key] = found
+    return found
+
+
+cdef inline object _slot(object obj, Py_ssize_t offset, str name):
+    """``getattr(obj, name)``, read straight from its slot when ``offset`` (>= 0, from
+    `_member_offset` of ``type(obj)``) holds one; an empty slot raises as getattr does."""
+    cdef PyObject *value
+    if offset >= 0:
+        value = (<PyObject **> ((<char *> <PyObject *> obj) + offset))[0]
+        if value != NULL:
+            return <object> value
+    return getattr(obj, name)
+
+
+def block_kinds(list blocks, frozenset heading_tags, frozenset list_tags,
+                frozenset not_list_tags, str paragraph, str heading, str list_item):
+    """`labeller.block_kinds`: ``heading`` for a block in a heading or of a heading tag, else
+    ``list_item`` for a list tag, or a block in a list whose tag is not one of
+    ``not_list_tags``, else ``paragraph``."""
+    cdef Py_ssize_t n = len(blocks), i
+    cdef Py_ssize_t at_tag = -1, at_heading = -1, at_list = -1
+    cdef list kinds = [paragraph] * n
+    cls = None
+    for i in range(n):
+        block = blocks[i]
+        if type(block) is not cls:  # the offsets of its class (one class a page, in practice)
+            cls = type(block)
+            at_tag = _member_offset(cls, "tag")
+            at_heading = _member_offset(cls, "in_heading")
+            at_list = _member_offset(cls, "in_list")
+        tag = _slot(block, at_tag, "tag")
+        if _slot(block, at_heading, "in_heading") or tag in heading_tags:
+            kinds[i] = heading
+        elif tag in list_tags or (_slot(block, at_list, "in_list") and tag not in not_list_tags):
+            kinds[i] = list_item
+    return kinds
