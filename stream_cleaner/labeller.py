@@ -249,7 +249,7 @@ def block_features(
     if fast is not None:
         return fast.page_features(
             list(blocks), list(sentences), block_of, log10_probs, n_tokens, n_oov, _INDEX,
-            len(_OWN_FEATURES), _CONTEXT_INDEX, _OFFSETS, _TAG_GROUP_OF, _path_info,
+            len(_OWN_FEATURES), _CONTEXT_INDEX, _OFFSETS, _TAG_GROUP_OF, _path_info, _path_cache,
             _ASCII_CLASS, _SENTENCE_END, _PATTERN_GROUPS, _BULLET.match, _LOW_PPL, _NO_PPL,
         )  # fmt: skip
     return _block_features(
@@ -591,6 +591,9 @@ class TreeEnsemble:
                 ]
             )
         values = self.leaf_values(features)
+        fast = native_module("trees")
+        if fast is not None:  # the same sums, in numpy's order (`leaf_sums`)
+            return fast.leaf_sums(values, self.num_class)
         if self.num_class == 1:
             return values.sum(axis=1)
         return values.reshape(len(values), -1, self.num_class).sum(axis=1)

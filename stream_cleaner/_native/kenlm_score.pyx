@@ -334,7 +334,7 @@ cdef class PageScorer:
         cdef Py_ssize_t length, i, t
         cdef size_t begin, put
         cdef int previous, folded
-        cdef bint foldable
+        cdef bint foldable, ascii
         cdef Py_UCS4 c
         for t in range(len(texts)):
             text = <str> texts[t]
@@ -342,10 +342,12 @@ cdef class PageScorer:
             # normalised straight onto the end of ``joined``: a character makes at most two
             # (a space and itself)
             begin = joined.size()
-            joined.resize(begin + 2 * <size_t> len(text))
+            ascii = PyUnicode_IS_ASCII(text)
+            # a character makes at most a space and itself: one byte in ASCII, three in UTF-8
+            joined.resize(begin + (2 if ascii else 4) * <size_t> len(text))
             out = &joined[0] + begin
             put = 0
-            if PyUnicode_IS_ASCII(text):
+            if ascii:
                 data = PyUnicode_AsUTF8AndSize(text, &length)
                 for i in range(length):
                     put = _put_ascii(out, put, <unsigned char> data[i], &previous)
@@ -356,10 +358,13 @@ cdef class PageScorer:
                         put = _put_ascii(out, put, <unsigned char> c, &previous)
                         continue
                     folded = _fold_to_ascii(c)
-                    if folded < 0:
+                    if folded >= 0:
+                        put = _put_ascii(out, put, <unsigned char> folded, &previous)
+                    elif c < WIDE_LIMIT and _WIDE_KIND[c] >= 0:
+                        put = _put_wide(out, put, c, &previous)
+                    else:
                         foldable = False
                         break
-                    put = _put_ascii(out, put, <unsigned char> folded, &previous)
                 if not foldable:
                     joined.resize(begin)
                     other_at.append(t)
@@ -380,8 +385,10 @@ cdef class PageScorer:
         ``str.split`` sees it) collapsed. A text whose other characters are all typographic
         variants that ``lm._FOLD`` folds to ASCII (’ “ ” – — … and the no-break space: most of
         English's non-ASCII text) is normalised the same way after folding them, which is what
-        the reference does to it. Other texts go through ``normalize_many``, the reference, in
-        one call.
+        the reference does to it; so is one whose other characters are Latin letters, symbols
+        or punctuation that the reference maps each to one character, a space or a token of
+        its own (`_load_wide_table`), written in UTF-8. Other texts go through
+        ``normalize_many``, the reference, in one call.
         """
         cdef list scores = [None] * len(texts), other_at
         cdef string joined
@@ -463,9 +470,83 @@ cdef inline int _fold_to_ascii(Py_UCS4 c) noexcept:
     return -1
 
 
+cdef enum:
+    WIDE_LIMIT = 0x2C00  # code points below it may have a `_WIDE_KIND`
+
+# Per code point from 128 (below WIDE_LIMIT): how the reference normalises it on its own,
+# SPACE, WORD or PUNCT (`_put_ascii`'s kinds; a word character becomes _WIDE_TO), or -1: left
+# to the reference (`_load_wide_table`).
+cdef signed char _WIDE_KIND[WIDE_LIMIT]
+cdef unsigned int _WIDE_TO[WIDE_LIMIT]
+# the ranges looked at: Latin-1 and Latin Extended-A/B, and the general punctuation, symbols,
+# arrows, shapes and dingbats blocks
+_WIDE_RANGES = ((0x80, 0x250), (0x2000, 0x2C00))
+
+
+cdef inline size_t _put_wide(char *out, size_t put, Py_UCS4 c, int *previous) noexcept:
+    """`_put_ascii` for a code point with a `_WIDE_KIND`: its normalised form in UTF-8."""
+    cdef int kind = _WIDE_KIND[c]
+    cdef unsigned int to
+    if kind == SPACE:
+        previous[0] = SPACE
+        return put
+    if put and (kind == PUNCT or previous[0] != WORD):
+        out[put] = b" "
+        put += 1
+    previous[0] = kind
+    to = _WIDE_TO[c]
+    if to < 0x80:
+        out[put] = <char> to
+        return put + 1
+    if to < 0x800:
+        out[put] = <char> (0xC0 | (to >> 6))
+        out[put + 1] = <char> (0x80 | (to & 0x3F))
+        return put + 2
+    out[put] = <char> (0xE0 | (to >> 12))
+    out[put + 1] = <char> (0x80 | ((to >> 6) & 0x3F))
+    out[put + 2] = <char> (0x80 | (to & 0x3F))
+    return put + 3
+
+
+def _load_wide_table(normalize_many):
+    """Fill `_WIDE_KIND` from the reference itself: each code point of `_WIDE_RANGES` is
+    normalised alone, between two letters and after a letter and a space; one that comes out
+    as white space (nothing, ``a a``, ``a``), as a word character ``w`` of one code point
+    (``w``, ``awa``, ``a w``) or as a token of its own (``c``, ``a c a``, ``a c``) is handled
+    that way here; any other answer leaves it to the reference. The reference treats every
+    character on its own (lower-casing, folding, spacing), so what it does to one alone is
+    what it does to it anywhere."""
+    cdef int c
+    for c in range(WIDE_LIMIT):
+        _WIDE_KIND[c] = -1
+        _WIDE_TO[c] = 0
+    points = [c for lo, hi in _WIDE_RANGES for c in range(lo, hi)]
+    probes = []
+    for c in points:
+        char = chr(c)
+        probes += [char, f"a{char}a", f"a {char}"]
+    found = normalize_many(probes)
+    cdef Py_ssize_t k
+    for k in range(len(points)):
+        c = points[k]
+        alone, inside, after = found[3 * k], found[3 * k + 1], found[3 * k + 2]
+        char = chr(c)
+        if (alone, inside, after) == ("", "a a", "a"):
+            _WIDE_KIND[c] = SPACE
+        elif (alone, inside, after) == (char, f"a {char} a", f"a {char}"):
+            _WIDE_KIND[c] = PUNCT
+            _WIDE_TO[c] = c
+        elif (len(alone) == 1 and not 0xD800 <= ord(alone) < 0xE000
+              and (inside, after) == (f"a{alone}a", f"a {alone}")):
+            _WIDE_KIND[c] = WORD
+            _WIDE_TO[c] = ord(alone)
+
+
 def _load_fold_table():
     global _N_FOLD
-    from stream_cleaner.lm import _FOLD  # the reference's table, so the two cannot drift
+    from stream_cleaner.lm import _FOLD, normalize_many  # the reference's, so they cannot drift
+
+    _load_wide_table(normalize_many)
 
     _N_FOLD = 0
     for source, target in _FOLD.items():

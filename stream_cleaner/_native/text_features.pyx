@@ -261,9 +261,61 @@ cdef bint _may_be_bullet(str text):
     return False
 
 
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char *name
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+    enum: T_OBJECT_EX
+
+
+from cpython.ref cimport PyObject
+
+
+cdef dict _MEMBER_OFFSETS = {}
+
+
+cdef Py_ssize_t _member_offset(type cls, str name) except -2:
+    """Where instances of ``cls`` keep attribute ``name``: the offset of its ``__slots__``
+    slot when ``cls`` reads it from one (a member descriptor of an object slot), else -1."""
+    import types
+
+    key = (cls, name)
+    found = _MEMBER_OFFSETS.get(key)
+    if found is None:
+        found = -1
+        descriptor = None
+        for klass in cls.__mro__:  # as attribute lookup finds it
+            if name in klass.__dict__:
+                descriptor = klass.__dict__[name]
+                break
+        plain = cls.__getattribute__ is object.__getattribute__
+        if plain and type(descriptor) is types.MemberDescriptorType:
+            member = (<PyMemberDescrObject *> <PyObject *> descriptor).d_member
+            if member.type == T_OBJECT_EX:
+                found = member.offset
+        if len(_MEMBER_OFFSETS) < 1024:
+            _MEMBER_OFFSETS[key] = found
+    return found
+
+
+cdef inline object _slot(object obj, Py_ssize_t offset, str name):
+    """``getattr(obj, name)``, read straight from its slot when ``offset`` (>= 0, from
+    `_member_offset` of ``type(obj)``) holds one; an empty slot raises as getattr does."""
+    cdef PyObject *value
+    if offset >= 0:
+        value = (<PyObject **> ((<char *> <PyObject *> obj) + offset))[0]
+        if value != NULL:
+            return <object> value
+    return getattr(obj, name)
+
+
 def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, n_oov,
                   dict col, Py_ssize_t n_own, const long[::1] context_index, tuple offsets,
-                  dict tag_group_of, path_info, const long[::1] ascii_class,
+                  dict tag_group_of, path_info, dict path_cache, const long[::1] ascii_class,
                   frozenset sentence_end, tuple pattern_groups, bullet_match,
                   double low_ppl, double no_ppl):
     """`labeller.block_features` of a page with at least one block, in one pass per loop.
@@ -283,6 +335,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             neighbours' offsets.
         tag_group_of, path_info, ascii_class, sentence_end, pattern_groups, bullet_match:
             the labeller's tables, `_path_info`, and ``_BULLET.match``.
+        path_cache: ``_path_info``'s cache (tag path -> what it returns), read first.
         low_ppl, no_ppl: `labeller._LOW_PPL` and `labeller._NO_PPL`.
     """
     cdef Py_ssize_t n = len(blocks), n_sent = len(sentences), n_ctx = context_index.shape[0]
@@ -332,24 +385,33 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     # markup: per block its tag group, path, link density; per distinct path its features
     cdef dict path_id = {}
     cdef list texts = [], infos = [], firsts = []
+    cdef Py_ssize_t at_text = -1, at_tag = -1, at_path = -1, at_link_density = -1
+    cls = None
     for i in range(n):
         block = blocks[i]
-        text = block.text
+        if type(block) is not cls:  # where its class keeps the fields (one class a page)
+            cls = type(block)
+            at_text = _member_offset(cls, "text")
+            at_tag = _member_offset(cls, "tag")
+            at_path = _member_offset(cls, "tag_path")
+            at_link_density = _member_offset(cls, "link_density")
+        text = _slot(block, at_text, "text")
         texts.append(text)
         lengths[i] = len(text)
         total_chars += lengths[i]
         ends[i] = total_chars + i
-        g = tag_group_of.get(block.tag, -1)
+        g = tag_group_of.get(_slot(block, at_tag, "tag"), -1)
         if g >= 0:
             own[g, i] = 1.0
-        path = block.tag_path
+        path = _slot(block, at_path, "tag_path")
         found = path_id.get(path)
         if found is None:
             found = path_id[path] = len(infos)
-            infos.append(path_info(path))
+            info = path_cache.get(path)  # `_path_info`'s cache, read without the call
+            infos.append(info if info is not None else path_info(path))
             firsts.append(block)
         ids[i] = <Py_ssize_t> found
-        own[c_link_density, i] = block.link_density
+        own[c_link_density, i] = _slot(block, at_link_density, "link_density")
     n_paths = len(infos)
     n_flags = len(infos[0][0])
     # per path: its flags, and the markup of its first block (as floats, as numpy makes them)
@@ -646,58 +708,6 @@ def with_code_points(list texts, Py_ssize_t min_length, const unsigned int[::1] 
             found.append(i)
     return found
 
-
-
-cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        const char *name
-        int type
-        Py_ssize_t offset
-        int flags
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef *d_member
-    enum: T_OBJECT_EX
-
-
-from cpython.ref cimport PyObject
-
-
-cdef dict _MEMBER_OFFSETS = {}
-
-
-cdef Py_ssize_t _member_offset(type cls, str name) except -2:
-    """Where instances of ``cls`` keep attribute ``name``: the offset of its ``__slots__``
-    slot when ``cls`` reads it from one (a member descriptor of an object slot), else -1."""
-    import types
-
-    key = (cls, name)
-    found = _MEMBER_OFFSETS.get(key)
-    if found is None:
-        found = -1
-        descriptor = None
-        for klass in cls.__mro__:  # as attribute lookup finds it
-            if name in klass.__dict__:
-                descriptor = klass.__dict__[name]
-                break
-        plain = cls.__getattribute__ is object.__getattribute__
-        if plain and type(descriptor) is types.MemberDescriptorType:
-            member = (<PyMemberDescrObject *> <PyObject *> descriptor).d_member
-            if member.type == T_OBJECT_EX:
-                found = member.offset
-        if len(_MEMBER_OFFSETS) < 1024:
-            _MEMBER_OFFSETS[key] = found
-    return found
-
-
-cdef inline object _slot(object obj, Py_ssize_t offset, str name):
-    """``getattr(obj, name)``, read straight from its slot when ``offset`` (>= 0, from
-    `_member_offset` of ``type(obj)``) holds one; an empty slot raises as getattr does."""
-    cdef PyObject *value
-    if offset >= 0:
-        value = (<PyObject **> ((<char *> <PyObject *> obj) + offset))[0]
-        if value != NULL:
-            return <object> value
-    return getattr(obj, name)
 
 
 def block_kinds(list blocks, frozenset heading_tags, frozenset list_tags,
