@@ -54,8 +54,6 @@ from .settings import CleanerSettings
 from .sites import PageEvidence, SiteTemplates, find_page_url, site_of
 
 _DEFAULT_SETTINGS = CleanerSettings()
-_TEXT = operator.attrgetter("text")
-_INDEX = operator.attrgetter("index")
 
 
 class _Failed(Exception):
@@ -320,10 +318,10 @@ class _Run:
 
     def _score_blocks(self, blocks: list[Block]) -> None:
         t = time.perf_counter()
-        block_texts = list(map(_TEXT, blocks))
+        block_texts = _attributes(blocks, "text")
         self.language, block_languages = identifier().identify_page(block_texts)
         t = self._lap("language", t)
-        texts, block_of = split_blocks(block_texts, list(map(_INDEX, blocks)))
+        texts, block_of = split_blocks(block_texts, _attributes(blocks, "index"))
         first = block_languages[0] if block_languages else None
         if block_languages.count(first) == len(block_languages):  # one language: most pages
             languages = [first] * len(block_of)
@@ -466,6 +464,15 @@ def make_sentences(columns: Sequence[Sequence[Any]]) -> list[ScoredSentence]:
     if fast is not None:
         return fast.make_records(ScoredSentence, _SENTENCE_FIELDS, list(columns))
     return list(map(ScoredSentence, *columns))
+
+
+def _attributes(objects: list[Any], name: str) -> list[Any]:
+    """``list(map(operator.attrgetter(name), objects))``; natively (slots read directly)
+    when built."""
+    fast = native_module("text_features")
+    if fast is not None:
+        return fast.attributes(objects, name)
+    return list(map(operator.attrgetter(name), objects))
 
 
 def _sentence_limit(settings: CleanerSettings, trained: float | None) -> float:

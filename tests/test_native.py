@@ -586,6 +586,15 @@ def test_native_block_kinds_equal_the_reference(native, monkeypatch):
     unset = Block.__new__(Block)  # an empty slot raises as getattr does
     with pytest.raises(AttributeError):
         labeller.block_kinds([unset])
+    with pytest.raises(AttributeError):
+        native["text_features"].attributes([blocks[0], unset], "text")
+    for name in ("text", "index", "tag"):  # the pipeline's reads of the blocks' fields
+        mixed = [Block(0, "a", "p", "html", 1, 0.0, *[False] * 5), DictBlock("td", True, False),
+                 shouting(1, "b", "li", "html ul li", 3, 0.5, *[True] * 5)]  # fmt: skip
+        for objects in (mixed, mixed[::2], []):
+            present = [o for o in objects if hasattr(o, name)]
+            expected = [getattr(o, name) for o in present]
+            assert native["text_features"].attributes(present, name) == expected
 
 
 def test_native_page_features_equal_numpy_on_random_pages(native, monkeypatch):

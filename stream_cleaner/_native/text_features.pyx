@@ -732,3 +732,18 @@ def block_kinds(list blocks, frozenset heading_tags, frozenset list_tags,
         elif tag in list_tags or (_slot(block, at_list, "in_list") and tag not in not_list_tags):
             kinds[i] = list_item
     return kinds
+
+
+def attributes(list objects, str name):
+    """``list(map(operator.attrgetter(name), objects))``, read from the objects' slots when
+    their class keeps ``name`` in one (`_member_offset`)."""
+    cdef Py_ssize_t n = len(objects), i, at = -1
+    cdef list values = [None] * n
+    cls = None
+    for i in range(n):
+        obj = objects[i]
+        if type(obj) is not cls:
+            cls = type(obj)
+            at = _member_offset(cls, name)
+        values[i] = _slot(obj, at, name)
+    return values
