@@ -10,6 +10,7 @@ computes from them are exactly the numpy version's (tests compare both).
 from libc.string cimport memset
 
 import math
+import types
 
 import numpy as np
 
@@ -276,13 +277,12 @@ from cpython.ref cimport PyObject
 
 
 cdef dict _MEMBER_OFFSETS = {}
+_MEMBER_DESCRIPTOR = types.MemberDescriptorType
 
 
 cdef Py_ssize_t _member_offset(type cls, str name) except -2:
     """Where instances of ``cls`` keep attribute ``name``: the offset of its ``__slots__``
     slot when ``cls`` reads it from one (a member descriptor of an object slot), else -1."""
-    import types
-
     key = (cls, name)
     found = _MEMBER_OFFSETS.get(key)
     if found is None:
@@ -293,7 +293,7 @@ cdef Py_ssize_t _member_offset(type cls, str name) except -2:
                 descriptor = klass.__dict__[name]
                 break
         plain = cls.__getattribute__ is object.__getattribute__
-        if plain and type(descriptor) is types.MemberDescriptorType:
+        if plain and type(descriptor) is _MEMBER_DESCRIPTOR:
             member = (<PyMemberDescrObject *> <PyObject *> descriptor).d_member
             if member.type == T_OBJECT_EX:
                 found = member.offset
@@ -311,6 +311,13 @@ cdef inline object _slot(object obj, Py_ssize_t offset, str name):
         if value != NULL:
             return <object> value
     return getattr(obj, name)
+
+
+cdef inline bint _same_tag(x, y) except -1:
+    """``x == y`` for two tag names: by str's comparison when both are exact str."""
+    if type(x) is str and type(y) is str:
+        return x is y or (<str> x) == (<str> y)
+    return x == y
 
 
 def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, n_oov,
@@ -441,7 +448,8 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             b = tags_of[ids[i]]
             a_len, b_len = len(a), len(b)
             common = 0
-            while common < a_len and common < b_len and a[common] == b[common]:
+            # tag names: str.split's strings, compared as str (as the reference's == does)
+            while common < a_len and common < b_len and _same_tag(a[common], b[common]):
                 common += 1
             change = changes[key] = (a_len - common, b_len - common)
         own[c_closed, i] = <long> change[0]
