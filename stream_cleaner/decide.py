@@ -90,7 +90,7 @@ def decide_sentences(
 def decide_page(
     texts: Sequence[str],
     block_of: Sequence[int],
-    scores: Sequence[tuple[float, int, int]],
+    scores: tuple[list[float], list[int], list[int]],
     *,
     unscored: Collection[int],
     max_sentence_perplexity: float,
@@ -104,20 +104,27 @@ def decide_page(
     verdicts come first: a block of the site's ``template`` (`DropReason.SITE_TEMPLATE`), then
     a block the labeller's ``content`` marks as boilerplate (`DropReason.BOILERPLATE`).
 
+    Args:
+        texts, block_of: the page's sentences and the block of each.
+        scores: the sentences' log10 probabilities, tokens and OOVs, as three lists
+            (`lm.ScoreColumns`).
+
     Returns:
-        The columns ``(log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)``; the
-        sums ``(log10 p, tokens, kept log10 p, kept tokens)`` over the sentences with a
-        perplexity (each sentence's tokens plus its end); and the dropped sentences by
-        reason, in order of first appearance.
+        The columns ``(log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)`` (the
+        first three are ``scores``' lists); the sums ``(log10 p, tokens, kept log10 p, kept
+        tokens)`` over the sentences with a perplexity (each sentence's tokens plus its end);
+        and the dropped sentences by reason, in order of first appearance.
     """
+    log10_probs, n_tokens, n_oovs = scores
     fast = native_module("sentences")
     if fast is not None:
         return fast.decide_page(
-            list(texts), list(block_of), list(scores), unscored, float(max_sentence_perplexity),
-            content, template, DropReason.NO_WORDS, DropReason.HIGH_PERPLEXITY,
-            DropReason.SITE_TEMPLATE, DropReason.BOILERPLATE,
+            list(texts), list(block_of), log10_probs, n_tokens, n_oovs, unscored,
+            float(max_sentence_perplexity), content, template, DropReason.NO_WORDS,
+            DropReason.HIGH_PERPLEXITY, DropReason.SITE_TEMPLATE, DropReason.BOILERPLATE,
         )  # fmt: skip
-    log10_probs, n_tokens, n_oovs = map(list, zip(*scores, strict=True)) if scores else ([], [], [])
+    if not len(block_of) == len(log10_probs) == len(n_tokens) == len(n_oovs) == len(texts):
+        raise ValueError("one block index and one score per sentence")
     # lm.perplexity, inline: a function call per sentence costs more than the formula
     perplexities = [
         10.0 ** (-lp / (n + 1)) if n > 0 else None

@@ -249,7 +249,7 @@ def block_features(
     if fast is not None:
         return fast.page_features(
             list(blocks), list(sentences), block_of, log10_probs, n_tokens, n_oov, _INDEX,
-            len(_OWN_FEATURES), _CONTEXT_INDEX, _OFFSETS, _TAG_GROUP_OF, _path_info,
+            len(_OWN_FEATURES), _CONTEXT_INDEX, _OFFSETS, _TAG_GROUP_OF, _path_info, _path_cache,
             _ASCII_CLASS, _SENTENCE_END, _PATTERN_GROUPS, _BULLET.match, _LOW_PPL, _NO_PPL,
         )  # fmt: skip
     return _block_features(
@@ -496,13 +496,25 @@ def site_features(evidence: PageEvidence | None, n: int) -> np.ndarray:
     return out
 
 
+_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_LIST_TAGS = frozenset(("li", "dd", "dt"))
+_NOT_LIST_TAGS = frozenset(("p", "div"))  # blocks of these tags in a list are paragraphs
+
+
 def block_kinds(blocks: Sequence[Block]) -> list[str]:
-    """CleanEval's paragraph/heading/list kind of each block, from its markup."""
+    """CleanEval's paragraph/heading/list kind of each block, from its markup (natively when
+    built: this loop is the reference)."""
+    fast = native_module("text_features")
+    if fast is not None:
+        return fast.block_kinds(
+            blocks if isinstance(blocks, list) else list(blocks), _HEADING_TAGS, _LIST_TAGS,
+            _NOT_LIST_TAGS, BlockKind.PARAGRAPH, BlockKind.HEADING, BlockKind.LIST,
+        )  # fmt: skip
     kinds = []
     for b in blocks:
-        if b.in_heading or b.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+        if b.in_heading or b.tag in _HEADING_TAGS:
             kinds.append(BlockKind.HEADING)
-        elif b.tag in ("li", "dd", "dt") or (b.in_list and b.tag not in ("p", "div")):
+        elif b.tag in _LIST_TAGS or (b.in_list and b.tag not in _NOT_LIST_TAGS):
             kinds.append(BlockKind.LIST)
         else:
             kinds.append(BlockKind.PARAGRAPH)
@@ -579,6 +591,9 @@ class TreeEnsemble:
                 ]
             )
         values = self.leaf_values(features)
+        fast = native_module("trees")
+        if fast is not None:  # the same sums, in numpy's order (`leaf_sums`)
+            return fast.leaf_sums(values, self.num_class)
         if self.num_class == 1:
             return values.sum(axis=1)
         return values.reshape(len(values), -1, self.num_class).sum(axis=1)
@@ -703,7 +718,7 @@ def label_blocks(
     blocks: Sequence[Block],
     sentences: Sequence[str],
     block_of: Sequence[int],
-    scores: Sequence[tuple[float, int, int]],
+    scores: tuple[Sequence[float], Sequence[int], Sequence[int]],
     *,
     mode: str,
     labeller_path: str | None = None,
@@ -714,7 +729,8 @@ def label_blocks(
 
     Args:
         blocks, sentences, block_of: the page as the pipeline cut it.
-        scores: each sentence's ``(log10_prob, n_tokens, n_oov)`` (`lm.SentenceScore`).
+        scores: the sentences' log10 probabilities, tokens and OOVs, as three columns
+            (`lm.ScoreColumns`).
         mode: the settings' mode, which names the bundled labeller.
         labeller_path: a labeller file to use instead.
         site_evidence: what the site's other pages say of each block (`sites.SiteTemplates.assess`);
@@ -725,10 +741,7 @@ def label_blocks(
         for kept blocks when it has one, else from markup (`block_kinds`); and the labeller.
     """
     labeller = load_labeller(mode, labeller_path)
-    if scores:
-        log10_probs, n_tokens, n_oov = zip(*scores, strict=True)
-    else:
-        log10_probs = n_tokens = n_oov = ()
+    log10_probs, n_tokens, n_oov = scores
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )

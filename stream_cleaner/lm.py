@@ -113,6 +113,17 @@ class SentenceScore(NamedTuple):
 
 _EMPTY_SCORE = SentenceScore(0.0, 0, 0)
 
+# A page's scores by column: log10 probabilities, token counts, OOV counts (one entry a sentence).
+ScoreColumns = tuple[list[float], list[int], list[int]]
+
+
+def score_columns(scores: Sequence[tuple[float, int, int]]) -> ScoreColumns:
+    """Scores (`SentenceScore` or plain triples) as three columns."""
+    if not scores:
+        return [], [], []
+    log10_probs, n_tokens, n_oovs = map(list, zip(*scores, strict=True))
+    return log10_probs, n_tokens, n_oovs
+
 
 def perplexity(log10_prob: float, n_tokens: int) -> float | None:
     """KenLM's perplexity: the end-of-sentence token counts, so a sentence of n words has n+1."""
@@ -206,6 +217,14 @@ class LanguageModel:
         if self._page_scorer is not None:
             return self._page_scorer.score_texts(list(texts), SentenceScore, normalize_many)
         return self.score_many(normalize_many(texts))
+
+    def score_columns(self, texts: Sequence[str]) -> ScoreColumns:
+        """`score_texts` as three lists, each sentence's log10 probability, tokens and OOVs:
+        what the pipeline reads, without a record made per sentence."""
+        self.model  # noqa: B018 - loads the model, and with it the native scorer when built
+        if self._page_scorer is not None:
+            return self._page_scorer.score_columns(list(texts), SentenceScore, normalize_many)
+        return score_columns(self.score_many(normalize_many(texts)))
 
     def compute_sentence(self, text: str) -> float | None:
         """The perplexity of one raw sentence (pyplexity's ``compute_sentence``)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import operator
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -39,7 +40,14 @@ from .labeller import (
     unscored_score,
 )
 from .language import UNDETERMINED, UNKNOWN, identifier
-from .lm import LanguageModel, SentenceScore, load_model, normalize_many
+from .lm import (
+    LanguageModel,
+    ScoreColumns,
+    SentenceScore,
+    load_model,
+    normalize_many,
+    score_columns,
+)
 from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
 from .segment import join_kept, split_blocks
 from .settings import CleanerSettings
@@ -241,7 +249,7 @@ class _Run:
         self.labeller_path = settings.labeller_path  # the labeller that decides this page
         self.block_kinds: tuple[str, ...] = ()
         # (total log10 p, tokens, kept log10 p, kept tokens, drops by reason), once decided
-        self.totals: tuple[float, int, float, int, Counter[str]] | None = None
+        self.totals: tuple[float, int, float, int, dict[str, int]] | None = None
 
     def _lap(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -310,11 +318,15 @@ class _Run:
 
     def _score_blocks(self, blocks: list[Block]) -> None:
         t = time.perf_counter()
-        block_texts = [b.text for b in blocks]
+        block_texts = _attributes(blocks, "text")
         self.language, block_languages = identifier().identify_page(block_texts)
         t = self._lap("language", t)
-        texts, block_of = split_blocks(block_texts, [b.index for b in blocks])
-        languages = [block_languages[b] for b in block_of]
+        texts, block_of = split_blocks(block_texts, _attributes(blocks, "index"))
+        first = block_languages[0] if block_languages else None
+        if block_languages.count(first) == len(block_languages):  # one language: most pages
+            languages = [first] * len(block_of)
+        else:
+            languages = [block_languages[b] for b in block_of]
         t = self._lap("split", t)
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.sentences = [
@@ -332,9 +344,10 @@ class _Run:
         else:
             features_scores = scores
             if unscored:  # no model, no evidence either way: neutral perplexity features
-                features_scores = [
-                    unscored_score(s.n_tokens) if i in unscored else s for i, s in enumerate(scores)
-                ]
+                log10_probs, n_tokens, n_oovs = map(list, scores)
+                for i in unscored:
+                    log10_probs[i], _, n_oovs[i] = unscored_score(n_tokens[i])
+                features_scores = (log10_probs, n_tokens, n_oovs)
             content, kinds, labeller = label_blocks(
                 blocks, texts, block_of, features_scores, mode=settings.mode,
                 labeller_path=self.labeller_path, site_evidence=self.site_evidence,
@@ -353,7 +366,7 @@ class _Run:
             (texts, block_of, log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons,
              languages)
         )  # fmt: skip
-        self.totals = (*totals, Counter(dropped))
+        self.totals = (*totals, dropped)
         self.block_texts = join_kept(texts, block_of, keeps)
         self._lap("decide", t)
 
@@ -376,15 +389,16 @@ class _Run:
 
     def _score_sentences(
         self, texts: list[str], languages: list[str]
-    ) -> tuple[list[SentenceScore], set[int]]:
-        """Each sentence's score by the model of its language, and the positions of the
-        sentences whose language has no model (scored ``(0.0, tokens, 0)``)."""
+    ) -> tuple[ScoreColumns, set[int]]:
+        """Each sentence's score by the model of its language, as columns (`lm.ScoreColumns`),
+        and the positions of the sentences whose language has no model (scored
+        ``(0.0, tokens, 0)``)."""
         models, default = self.models, self.model
         routes = {
             code: models.get(code, default if code == UNKNOWN else None) for code in set(languages)
         }
         if all(m is default for m in routes.values()):  # the common case: one model
-            return default.score_texts(texts), set()
+            return default.score_columns(texts), set()
         scores: list[SentenceScore] = [None] * len(texts)  # type: ignore[list-item]
         unscored: set[int] = set()
         by_model: dict[LanguageModel | None, list[int]] = {}
@@ -401,7 +415,7 @@ class _Run:
                 found = model.score_texts(part)
             for i, score in zip(indexes, found, strict=True):
                 scores[i] = score
-        return scores, unscored
+        return score_columns(scores), unscored
 
     def result(self) -> CleanedDocument:
         if self.totals is not None and self.error is None:
@@ -450,6 +464,15 @@ def make_sentences(columns: Sequence[Sequence[Any]]) -> list[ScoredSentence]:
     if fast is not None:
         return fast.make_records(ScoredSentence, _SENTENCE_FIELDS, list(columns))
     return list(map(ScoredSentence, *columns))
+
+
+def _attributes(objects: list[Any], name: str) -> list[Any]:
+    """``list(map(operator.attrgetter(name), objects))``; natively (slots read directly)
+    when built."""
+    fast = native_module("text_features")
+    if fast is not None:
+        return fast.attributes(objects, name)
+    return list(map(operator.attrgetter(name), objects))
 
 
 def _sentence_limit(settings: CleanerSettings, trained: float | None) -> float:

@@ -208,6 +208,8 @@ def test_native_walk_split_and_scoring_equal_the_reference_on_cleaneval_dev(nati
             scores = scorer.score_texts(sentences, SentenceScore, normalize_many)
             assert scores == expected_scores, path.name
             assert all(type(score) is SentenceScore for score in scores)
+            columns = scorer.score_columns(sentences, SentenceScore, normalize_many)
+            assert columns == lm.score_columns(expected_scores), path.name
 
 
 def test_native_split_equals_the_reference_on_random_text(native):
@@ -233,6 +235,12 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
     alphabet = [chr(c) for c in range(128) if c != 10] + ["the ", "cat ", "Sat", "42"]
     alphabet += ["caf\u00e9", "\u6771", "\u2019", "`"]
     alphabet += list(lm._FOLD)  # texts whose only non-ASCII characters fold to ASCII, too
+    # and Latin letters, symbols, punctuation, spaces the scorer normalises natively, next to
+    # characters it leaves to the reference (a capital I with a dot lower-cases to two, a
+    # combining mark, Greek, Cyrillic)
+    alphabet += [chr(c) for c in rnd.sample(range(0x80, 0x250), 60)]
+    alphabet += [chr(c) for c in rnd.sample(range(0x2000, 0x2C00), 60)]
+    alphabet += list("\u0130\u212a\u0301\u20d0\u0085\u2028\u00ad\u00df\u01c5\u00b2\u03a3\u0416")
     texts = ["".join(rnd.choices(alphabet, k=rnd.randint(0, 16))) for _ in range(20000)]
     # kenlm's own lookups (its Python binding ends a sentence at a NUL: those texts left out),
     # then the same again from the scorer's warm memos
@@ -243,6 +251,13 @@ def test_native_normalise_and_score_equal_the_reference_on_random_text(native, t
     assert scorer.score_texts(texts, SentenceScore, normalize_many) == (
         tiny_model.score_many(normalize_many(texts))
     )
+    # the same scores as columns, each value of the same type
+    columns = scorer.score_columns(texts, SentenceScore, normalize_many)
+    assert columns == lm.score_columns(tiny_model.score_many(normalize_many(texts)))
+    assert [type(x) for column in columns for x in column] == [
+        type(x) for column in lm.score_columns(scorer.score_texts(texts, SentenceScore,
+                                               normalize_many)) for x in column
+    ]  # fmt: skip
     # sentences longer than the scorer's chunk of prefetched tokens (32), cut anywhere
     words = [text for text in texts_without_nul if text.strip()]
     long_texts = [" ".join(rnd.choices(words, k=rnd.randint(20, 200))) for _ in range(300)]
@@ -319,7 +334,15 @@ def test_native_make_records_equals_calling_the_class(native):
                ["en"] * 50]  # fmt: skip
     made = make(ScoredSentence, names, columns)
     assert made == list(map(ScoredSentence, *columns))
-    assert all(type(record) is ScoredSentence and gc.is_tracked(record) for record in made)
+    assert all(type(record) is ScoredSentence for record in made)
+    # records of atomic values only are out of the cyclic collector's lists; one holding a
+    # container stays in them, and a cycle through it is collected
+    assert not any(gc.is_tracked(record) for record in made)
+    boxed = make(ScoredSentence, names, [column[:2] for column in columns[:-1]] + [[[], "en"]])
+    assert gc.is_tracked(boxed[0]) and not gc.is_tracked(boxed[1])
+    boxed[0].language.append(boxed[0])
+    del boxed
+    assert gc.collect() > 0
     assert make(ScoredSentence, names, [[] for _ in names]) == []
     blocks = [[0, 1], ["a", "b"], ["p", "li"], ["html body p", "html body ul li"], [3, 5],
               [0.0, 1.0], [False, True], [False] * 2, [False, True], [False] * 2,
@@ -364,12 +387,14 @@ def test_native_decide_page_equals_the_reference(native, monkeypatch):
             "content": [rnd.random() < 0.6 for _ in range(5)] if rnd.random() < 0.5 else None,
             "template": frozenset(rnd.sample(range(5), k=rnd.randint(0, 2))),
         }
-        fast = decide.decide_page(texts, block_of, scores, **options)
+        columns = lm.score_columns(scores)
+        fast = decide.decide_page(texts, block_of, columns, **options)
         with monkeypatch.context() as patched:
             patched.setattr(decide, "native_module", lambda name: None)
-            slow = decide.decide_page(texts, block_of, scores, **options)
+            slow = decide.decide_page(texts, block_of, columns, **options)
         assert fast == slow, (texts, scores, options)
         assert list(fast[2]) == list(slow[2])  # drop reasons in the same order
+        assert fast[0][:3] == columns  # the scores' columns, as they came
 
 
 def test_native_block_signatures_equal_the_reference(native, monkeypatch):
@@ -422,6 +447,41 @@ def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, mo
             assert np.array_equal(through_the_class, reference)
         with pytest.raises(ValueError, match="fewer feature columns"):
             trees.leaf_values(np.zeros((2, 3)))
+
+
+def test_native_leaf_sums_add_as_numpy_does(native, monkeypatch):
+    """Bit for bit numpy's sums: pairwise along a row (each block of its pairwise scheme:
+    under 8 trees, up to 128, longer), one by one per class for multiclass ensembles; zeros
+    of both signs included; and through the shipped labellers' raw scores."""
+    import numpy as np
+
+    from stream_cleaner import labeller
+
+    rng = np.random.default_rng(8)
+    leaf_sums = native["trees"].leaf_sums
+    for n_trees in (0, 1, 3, 7, 8, 9, 15, 16, 17, 60, 100, 127, 128, 129, 200, 257, 300, 1000):
+        for rows in (0, 1, 5, 33):
+            values = rng.normal(scale=rng.choice([1e-3, 1.0, 1e3]), size=(rows, n_trees))
+            values[::3, ::2] = 0.0
+            values[1::3, 1::2] = -0.0
+            if rows > 2:
+                values[2] = -0.0  # a row of negative zeros
+            assert leaf_sums(values, 1).tobytes() == values.sum(axis=1).tobytes()
+            for num_class in (2, 3, 4):
+                if n_trees % num_class:
+                    with pytest.raises(ValueError):
+                        leaf_sums(values, num_class)
+                    continue
+                expected = values.reshape(rows, n_trees // num_class, num_class).sum(axis=1)
+                assert leaf_sums(values, num_class).tobytes() == expected.tobytes()
+    for mode in ("corpus", "article"):
+        shipped = labeller.load_labeller(mode)
+        for trees in [shipped.trees] + ([shipped.kind_trees] if shipped.kind_trees else []):
+            features = rng.normal(scale=3.0, size=(301, len(labeller.FEATURE_NAMES)))
+            fast = trees.raw_scores(features)
+            with monkeypatch.context() as patched:
+                patched.setattr(labeller, "native_module", lambda name: None)
+                assert fast.tobytes() == trees.raw_scores(features).tobytes()
 
 
 def test_native_tree_walk_keeps_deep_trees_in_node_arrays(native, monkeypatch):
@@ -480,6 +540,61 @@ def _page_features_and_reference(blocks, sentences, block_of, scores, monkeypatc
     assert fast.shape == slow.shape == (len(blocks), len(labeller.FEATURE_NAMES))
     # bit for bit: the same operations in the same order, numpy's logarithms
     return fast.tobytes() == slow.tobytes() and np.array_equal(fast, slow)
+
+
+def test_native_block_kinds_equal_the_reference(native, monkeypatch):
+    import dataclasses
+
+    from stream_cleaner import labeller
+
+    @dataclasses.dataclass
+    class DictBlock:  # no slots: attributes read by getattr
+        tag: str
+        in_heading: bool
+        in_list: bool
+
+    class Shouting(Block):  # a subclass whose attribute is a property, not its slot
+        __slots__ = ()
+
+        @property  # type: ignore[misc]
+        def tag(self):
+            return "h1"
+
+    def shouting(*values):
+        made = Shouting.__new__(Shouting)
+        for field, value in zip(dataclasses.fields(Block), values, strict=True):
+            getattr(Block, field.name).__set__(made, value)  # its slots, under the property
+        return made
+
+    rnd = random.Random(31)
+    tags = ["p", "div", "li", "dd", "dt", "h1", "h6", "h7", "td", "span", "pre"]
+    for _ in range(500):
+        blocks = []
+        for i in range(rnd.randint(0, 12)):
+            tag, heading, in_list = rnd.choice(tags), rnd.random() < 0.2, rnd.random() < 0.4
+            kind = rnd.choice([Block, Block, DictBlock, shouting])
+            if kind is DictBlock:
+                blocks.append(DictBlock(tag, heading, in_list))
+            else:
+                blocks.append(kind(i, "t", tag, "html body", 2, 0.0, False, heading, in_list,
+                                   False, False))  # fmt: skip
+        fast = labeller.block_kinds(blocks)
+        with monkeypatch.context() as patched:
+            patched.setattr(labeller, "native_module", lambda name: None)
+            slow = labeller.block_kinds(blocks)
+        assert fast == slow, blocks
+    unset = Block.__new__(Block)  # an empty slot raises as getattr does
+    with pytest.raises(AttributeError):
+        labeller.block_kinds([unset])
+    with pytest.raises(AttributeError):
+        native["text_features"].attributes([blocks[0], unset], "text")
+    for name in ("text", "index", "tag"):  # the pipeline's reads of the blocks' fields
+        mixed = [Block(0, "a", "p", "html", 1, 0.0, *[False] * 5), DictBlock("td", True, False),
+                 shouting(1, "b", "li", "html ul li", 3, 0.5, *[True] * 5)]  # fmt: skip
+        for objects in (mixed, mixed[::2], []):
+            present = [o for o in objects if hasattr(o, name)]
+            expected = [getattr(o, name) for o in present]
+            assert native["text_features"].attributes(present, name) == expected
 
 
 def test_native_page_features_equal_numpy_on_random_pages(native, monkeypatch):

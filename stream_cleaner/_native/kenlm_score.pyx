@@ -323,27 +323,18 @@ cdef class PageScorer:
         self._fill(scores, score_type, joined, ends, at)
         return scores
 
-    def score_texts(self, list texts, score_type, normalize_many):
-        """`score_many` of ``normalize_many(texts)``, normalising most texts here.
-
-        ASCII is what most sentences are, and its normalisation is simple: lower-case, digits
-        to 0, ` to ', every punctuation or control character a token of its own, white space (as
-        ``str.split`` sees it) collapsed. A text whose other characters are all typographic
-        variants that ``lm._FOLD`` folds to ASCII (’ “ ” – — … and the no-break space: most of
-        English's non-ASCII text) is normalised the same way after folding them, which is what
-        the reference does to it. Other texts go through ``normalize_many``, the reference, in
-        one call.
-        """
-        cdef list scores = [None] * len(texts), others = [], other_at = []
-        cdef string joined
-        cdef vector[size_t] ends
-        cdef vector[Py_ssize_t] at
+    cdef list _normalise(self, list texts, string &joined, vector[size_t] &ends,
+                         vector[Py_ssize_t] &at, vector[Py_ssize_t] &empty_at):
+        """Normalise ``texts`` onto ``joined`` (text ``at[k]`` ends at ``ends[k]``); the
+        texts that normalise to nothing go to ``empty_at``. Returns the positions of the texts
+        left to the reference (`score_texts`)."""
+        cdef list other_at = []
         cdef const char *data
         cdef char *out
         cdef Py_ssize_t length, i, t
         cdef size_t begin, put
         cdef int previous, folded
-        cdef bint foldable
+        cdef bint foldable, ascii
         cdef Py_UCS4 c
         for t in range(len(texts)):
             text = <str> texts[t]
@@ -351,10 +342,12 @@ cdef class PageScorer:
             # normalised straight onto the end of ``joined``: a character makes at most two
             # (a space and itself)
             begin = joined.size()
-            joined.resize(begin + 2 * <size_t> len(text))
+            ascii = PyUnicode_IS_ASCII(text)
+            # a character makes at most a space and itself: one byte in ASCII, three in UTF-8
+            joined.resize(begin + (2 if ascii else 4) * <size_t> len(text))
             out = &joined[0] + begin
             put = 0
-            if PyUnicode_IS_ASCII(text):
+            if ascii:
                 data = PyUnicode_AsUTF8AndSize(text, &length)
                 for i in range(length):
                     put = _put_ascii(out, put, <unsigned char> data[i], &previous)
@@ -365,26 +358,78 @@ cdef class PageScorer:
                         put = _put_ascii(out, put, <unsigned char> c, &previous)
                         continue
                     folded = _fold_to_ascii(c)
-                    if folded < 0:
+                    if folded >= 0:
+                        put = _put_ascii(out, put, <unsigned char> folded, &previous)
+                    elif c < WIDE_LIMIT and _WIDE_KIND[c] >= 0:
+                        put = _put_wide(out, put, c, &previous)
+                    else:
                         foldable = False
                         break
-                    put = _put_ascii(out, put, <unsigned char> folded, &previous)
                 if not foldable:
                     joined.resize(begin)
-                    others.append(text)
                     other_at.append(t)
                     continue
             joined.resize(begin + put)
             if put == 0:
-                scores[t] = _make(score_type, (0.0, 0, 0))
+                empty_at.push_back(t)
             else:
                 ends.push_back(joined.size())
                 at.push_back(t)
+        return other_at
+
+    def score_texts(self, list texts, score_type, normalize_many):
+        """`score_many` of ``normalize_many(texts)``, normalising most texts here.
+
+        ASCII is what most sentences are, and its normalisation is simple: lower-case, digits
+        to 0, ` to ', every punctuation or control character a token of its own, white space (as
+        ``str.split`` sees it) collapsed. A text whose other characters are all typographic
+        variants that ``lm._FOLD`` folds to ASCII (’ “ ” – — … and the no-break space: most of
+        English's non-ASCII text) is normalised the same way after folding them, which is what
+        the reference does to it; so is one whose other characters are Latin letters, symbols
+        or punctuation that the reference maps each to one character, a space or a token of
+        its own (`_load_wide_table`), written in UTF-8. Other texts go through
+        ``normalize_many``, the reference, in one call.
+        """
+        cdef list scores = [None] * len(texts), other_at
+        cdef string joined
+        cdef vector[size_t] ends
+        cdef vector[Py_ssize_t] at, empty_at
+        cdef size_t k
+        other_at = self._normalise(texts, joined, ends, at, empty_at)
+        for k in range(empty_at.size()):
+            scores[empty_at[k]] = _make(score_type, (0.0, 0, 0))
         self._fill(scores, score_type, joined, ends, at)
-        if others:
+        if other_at:
+            others = [texts[t] for t in other_at]
             for t, score in zip(other_at, self.score_many(normalize_many(others), score_type)):
                 scores[t] = score
         return scores
+
+    def score_columns(self, list texts, score_type, normalize_many):
+        """`score_texts` as three lists: each text's log10 probability, tokens and OOVs, with
+        no record made a sentence (``score_type`` serves the texts left to the reference)."""
+        cdef Py_ssize_t n = len(texts)
+        cdef list log10_probs = [0.0] * n, n_tokens = [0] * n, n_oovs = [0] * n, other_at
+        cdef string joined
+        cdef vector[size_t] ends
+        cdef vector[Py_ssize_t] at, empty_at
+        cdef vector[float] log10_p
+        cdef vector[int] tokens, oovs
+        cdef size_t k
+        cdef Py_ssize_t t
+        other_at = self._normalise(texts, joined, ends, at, empty_at)
+        with nogil:
+            self._score_all(joined, ends, log10_p, tokens, oovs)
+        for k in range(ends.size()):
+            t = at[k]
+            log10_probs[t] = <double> log10_p[k]
+            n_tokens[t] = tokens[k]
+            n_oovs[t] = oovs[k]
+        if other_at:
+            others = [texts[t] for t in other_at]
+            for t, score in zip(other_at, self.score_many(normalize_many(others), score_type)):
+                log10_probs[t], n_tokens[t], n_oovs[t] = score
+        return log10_probs, n_tokens, n_oovs
 
 
 cdef inline size_t _put_ascii(char *out, size_t put, unsigned char c, int *previous) noexcept:
@@ -425,9 +470,83 @@ cdef inline int _fold_to_ascii(Py_UCS4 c) noexcept:
     return -1
 
 
+cdef enum:
+    WIDE_LIMIT = 0x2C00  # code points below it may have a `_WIDE_KIND`
+
+# Per code point from 128 (below WIDE_LIMIT): how the reference normalises it on its own,
+# SPACE, WORD or PUNCT (`_put_ascii`'s kinds; a word character becomes _WIDE_TO), or -1: left
+# to the reference (`_load_wide_table`).
+cdef signed char _WIDE_KIND[WIDE_LIMIT]
+cdef unsigned int _WIDE_TO[WIDE_LIMIT]
+# the ranges looked at: Latin-1 and Latin Extended-A/B, and the general punctuation, symbols,
+# arrows, shapes and dingbats blocks
+_WIDE_RANGES = ((0x80, 0x250), (0x2000, 0x2C00))
+
+
+cdef inline size_t _put_wide(char *out, size_t put, Py_UCS4 c, int *previous) noexcept:
+    """`_put_ascii` for a code point with a `_WIDE_KIND`: its normalised form in UTF-8."""
+    cdef int kind = _WIDE_KIND[c]
+    cdef unsigned int to
+    if kind == SPACE:
+        previous[0] = SPACE
+        return put
+    if put and (kind == PUNCT or previous[0] != WORD):
+        out[put] = b" "
+        put += 1
+    previous[0] = kind
+    to = _WIDE_TO[c]
+    if to < 0x80:
+        out[put] = <char> to
+        return put + 1
+    if to < 0x800:
+        out[put] = <char> (0xC0 | (to >> 6))
+        out[put + 1] = <char> (0x80 | (to & 0x3F))
+        return put + 2
+    out[put] = <char> (0xE0 | (to >> 12))
+    out[put + 1] = <char> (0x80 | ((to >> 6) & 0x3F))
+    out[put + 2] = <char> (0x80 | (to & 0x3F))
+    return put + 3
+
+
+def _load_wide_table(normalize_many):
+    """Fill `_WIDE_KIND` from the reference itself: each code point of `_WIDE_RANGES` is
+    normalised alone, between two letters and after a letter and a space; one that comes out
+    as white space (nothing, ``a a``, ``a``), as a word character ``w`` of one code point
+    (``w``, ``awa``, ``a w``) or as a token of its own (``c``, ``a c a``, ``a c``) is handled
+    that way here; any other answer leaves it to the reference. The reference treats every
+    character on its own (lower-casing, folding, spacing), so what it does to one alone is
+    what it does to it anywhere."""
+    cdef int c
+    for c in range(WIDE_LIMIT):
+        _WIDE_KIND[c] = -1
+        _WIDE_TO[c] = 0
+    points = [c for lo, hi in _WIDE_RANGES for c in range(lo, hi)]
+    probes = []
+    for c in points:
+        char = chr(c)
+        probes += [char, f"a{char}a", f"a {char}"]
+    found = normalize_many(probes)
+    cdef Py_ssize_t k
+    for k in range(len(points)):
+        c = points[k]
+        alone, inside, after = found[3 * k], found[3 * k + 1], found[3 * k + 2]
+        char = chr(c)
+        if (alone, inside, after) == ("", "a a", "a"):
+            _WIDE_KIND[c] = SPACE
+        elif (alone, inside, after) == (char, f"a {char} a", f"a {char}"):
+            _WIDE_KIND[c] = PUNCT
+            _WIDE_TO[c] = c
+        elif (len(alone) == 1 and not 0xD800 <= ord(alone) < 0xE000
+              and (inside, after) == (f"a{alone}a", f"a {alone}")):
+            _WIDE_KIND[c] = WORD
+            _WIDE_TO[c] = ord(alone)
+
+
 def _load_fold_table():
     global _N_FOLD
-    from stream_cleaner.lm import _FOLD  # the reference's table, so the two cannot drift
+    from stream_cleaner.lm import _FOLD, normalize_many  # the reference's, so they cannot drift
+
+    _load_wide_table(normalize_many)
 
     _N_FOLD = 0
     for source, target in _FOLD.items():

@@ -235,15 +235,40 @@ cdef tuple _slot_offsets(type cls, tuple names):
     return offsets
 
 
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void *op)
+    bint PyType_IS_GC(PyTypeObject *t)
+    bint PyUnicode_CheckExact(object o)
+    bint PyLong_CheckExact(object o)
+    bint PyFloat_CheckExact(object o)
+    bint PyBool_Check(object o)
+
+
+cdef inline bint _atomic(object value):
+    """Whether ``value`` can hold no reference to another object: None, or an exact str,
+    int, float or bool."""
+    return (value is None or PyUnicode_CheckExact(value) or PyLong_CheckExact(value)
+            or PyFloat_CheckExact(value) or PyBool_Check(value))
+
+
 def make_records(type cls, tuple names, list columns):
     """``list(map(cls, *columns))`` for a slots dataclass whose fields are ``names``: each
     instance allocated and its slots written directly when that is all ``__init__`` would
-    do (`_slot_offsets`), else by calling the class."""
+    do (`_slot_offsets`), else by calling the class.
+
+    A record made here whose fields are all None, str, int, float or bool is taken out of
+    the cyclic garbage collector's lists, as CPython does with tuples of such values: it can
+    be in no reference cycle, and the collections that run while a page is cleaned then
+    skip the page's hundreds of records (and move none of them to older generations).
+    Records are not changed once made (`document.Block`); one whose field were later set
+    to a container would be freed by its reference count alone.
+    """
     cdef tuple offsets = _slot_offsets(cls, names)
     cdef Py_ssize_t n_fields = len(names), n, i, k
     cdef list records
     cdef PyObject *record
     cdef PyObject **slot
+    cdef bint atomic, collectable = PyType_IS_GC(<PyTypeObject *> cls)
     if offsets is None or len(columns) != n_fields:
         return list(map(cls, *columns))
     n = len(columns[0]) if n_fields else 0
@@ -263,11 +288,16 @@ def make_records(type cls, tuple names, list columns):
             raise MemoryError()
         obj = <object> record  # a new reference, which obj now owns...
         Py_DECREF_raw(record)  # ...so drop tp_alloc's
+        atomic = collectable
         for k in range(n_fields):
             value = (<list> cols[k])[i]
             Py_INCREF(value)
             slot = <PyObject **> ((<char *> record) + at[k])
             slot[0] = <PyObject *> <_Object *> value
+            if atomic and not _atomic(value):
+                atomic = False
+        if atomic:
+            PyObject_GC_UnTrack(record)
         records[i] = obj
     return records
 
@@ -284,26 +314,23 @@ cdef extern from "math.h":
     bint isinf(double x) nogil
 
 
-def decide_page(list texts, list block_of, list scores, unscored, double max_perplexity,
-                content, template, str no_words, str too_high, str site_template,
-                str boilerplate):
+def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list n_oovs,
+                unscored, double max_perplexity, content, template, str no_words,
+                str too_high, str site_template, str boilerplate):
     """`decide.decide_page` in one pass: the same columns, sums and counts (its Python code
     is the reference; tests compare both)."""
     cdef Py_ssize_t n = len(texts), i
     cdef double lp, x, ppl_value, total_lp = 0.0, kept_lp = 0.0
     cdef long long tokens, total_n = 0, kept_n = 0
     cdef bint keep, has, block_level = content is not None or bool(template)
-    cdef list log10_probs = [], n_tokens = [], n_oovs = [], perplexities = []
-    cdef list keeps = [], reasons = [], words
+    cdef list perplexities = [], keeps = [], reasons = [], words
     cdef dict dropped = {}
-    if len(block_of) != n or len(scores) != n:
+    if not len(block_of) == len(log10_probs) == len(n_tokens) == len(n_oovs) == n:
         raise ValueError("one block index and one score per sentence")
     words = has_words(texts)
     for i in range(n):
-        lp_object, n_object, oov_object = scores[i]
-        log10_probs.append(lp_object)
-        n_tokens.append(n_object)
-        n_oovs.append(oov_object)
+        lp_object = log10_probs[i]
+        n_object = n_tokens[i]
         tokens = n_object
         ppl = None
         if tokens > 0:

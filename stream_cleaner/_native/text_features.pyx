@@ -10,6 +10,7 @@ computes from them are exactly the numpy version's (tests compare both).
 from libc.string cimport memset
 
 import math
+import types
 
 import numpy as np
 
@@ -261,9 +262,67 @@ cdef bint _may_be_bullet(str text):
     return False
 
 
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char *name
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+    enum: T_OBJECT_EX
+
+
+from cpython.ref cimport PyObject
+
+
+cdef dict _MEMBER_OFFSETS = {}
+_MEMBER_DESCRIPTOR = types.MemberDescriptorType
+
+
+cdef Py_ssize_t _member_offset(type cls, str name) except -2:
+    """Where instances of ``cls`` keep attribute ``name``: the offset of its ``__slots__``
+    slot when ``cls`` reads it from one (a member descriptor of an object slot), else -1."""
+    key = (cls, name)
+    found = _MEMBER_OFFSETS.get(key)
+    if found is None:
+        found = -1
+        descriptor = None
+        for klass in cls.__mro__:  # as attribute lookup finds it
+            if name in klass.__dict__:
+                descriptor = klass.__dict__[name]
+                break
+        plain = cls.__getattribute__ is object.__getattribute__
+        if plain and type(descriptor) is _MEMBER_DESCRIPTOR:
+            member = (<PyMemberDescrObject *> <PyObject *> descriptor).d_member
+            if member.type == T_OBJECT_EX:
+                found = member.offset
+        if len(_MEMBER_OFFSETS) < 1024:
+            _MEMBER_OFFSETS[key] = found
+    return found
+
+
+cdef inline object _slot(object obj, Py_ssize_t offset, str name):
+    """``getattr(obj, name)``, read straight from its slot when ``offset`` (>= 0, from
+    `_member_offset` of ``type(obj)``) holds one; an empty slot raises as getattr does."""
+    cdef PyObject *value
+    if offset >= 0:
+        value = (<PyObject **> ((<char *> <PyObject *> obj) + offset))[0]
+        if value != NULL:
+            return <object> value
+    return getattr(obj, name)
+
+
+cdef inline bint _same_tag(x, y) except -1:
+    """``x == y`` for two tag names: by str's comparison when both are exact str."""
+    if type(x) is str and type(y) is str:
+        return x is y or (<str> x) == (<str> y)
+    return x == y
+
+
 def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, n_oov,
                   dict col, Py_ssize_t n_own, const long[::1] context_index, tuple offsets,
-                  dict tag_group_of, path_info, const long[::1] ascii_class,
+                  dict tag_group_of, path_info, dict path_cache, const long[::1] ascii_class,
                   frozenset sentence_end, tuple pattern_groups, bullet_match,
                   double low_ppl, double no_ppl):
     """`labeller.block_features` of a page with at least one block, in one pass per loop.
@@ -283,6 +342,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             neighbours' offsets.
         tag_group_of, path_info, ascii_class, sentence_end, pattern_groups, bullet_match:
             the labeller's tables, `_path_info`, and ``_BULLET.match``.
+        path_cache: ``_path_info``'s cache (tag path -> what it returns), read first.
         low_ppl, no_ppl: `labeller._LOW_PPL` and `labeller._NO_PPL`.
     """
     cdef Py_ssize_t n = len(blocks), n_sent = len(sentences), n_ctx = context_index.shape[0]
@@ -332,24 +392,33 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     # markup: per block its tag group, path, link density; per distinct path its features
     cdef dict path_id = {}
     cdef list texts = [], infos = [], firsts = []
+    cdef Py_ssize_t at_text = -1, at_tag = -1, at_path = -1, at_link_density = -1
+    cls = None
     for i in range(n):
         block = blocks[i]
-        text = block.text
+        if type(block) is not cls:  # where its class keeps the fields (one class a page)
+            cls = type(block)
+            at_text = _member_offset(cls, "text")
+            at_tag = _member_offset(cls, "tag")
+            at_path = _member_offset(cls, "tag_path")
+            at_link_density = _member_offset(cls, "link_density")
+        text = _slot(block, at_text, "text")
         texts.append(text)
         lengths[i] = len(text)
         total_chars += lengths[i]
         ends[i] = total_chars + i
-        g = tag_group_of.get(block.tag, -1)
+        g = tag_group_of.get(_slot(block, at_tag, "tag"), -1)
         if g >= 0:
             own[g, i] = 1.0
-        path = block.tag_path
+        path = _slot(block, at_path, "tag_path")
         found = path_id.get(path)
         if found is None:
             found = path_id[path] = len(infos)
-            infos.append(path_info(path))
+            info = path_cache.get(path)  # `_path_info`'s cache, read without the call
+            infos.append(info if info is not None else path_info(path))
             firsts.append(block)
         ids[i] = <Py_ssize_t> found
-        own[c_link_density, i] = block.link_density
+        own[c_link_density, i] = _slot(block, at_link_density, "link_density")
     n_paths = len(infos)
     n_flags = len(infos[0][0])
     # per path: its flags, and the markup of its first block (as floats, as numpy makes them)
@@ -379,7 +448,8 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             b = tags_of[ids[i]]
             a_len, b_len = len(a), len(b)
             common = 0
-            while common < a_len and common < b_len and a[common] == b[common]:
+            # tag names: str.split's strings, compared as str (as the reference's == does)
+            while common < a_len and common < b_len and _same_tag(a[common], b[common]):
                 common += 1
             change = changes[key] = (a_len - common, b_len - common)
         own[c_closed, i] = <long> change[0]
@@ -646,3 +716,42 @@ def with_code_points(list texts, Py_ssize_t min_length, const unsigned int[::1] 
             found.append(i)
     return found
 
+
+
+def block_kinds(list blocks, frozenset heading_tags, frozenset list_tags,
+                frozenset not_list_tags, str paragraph, str heading, str list_item):
+    """`labeller.block_kinds`: ``heading`` for a block in a heading or of a heading tag, else
+    ``list_item`` for a list tag, or a block in a list whose tag is not one of
+    ``not_list_tags``, else ``paragraph``."""
+    cdef Py_ssize_t n = len(blocks), i
+    cdef Py_ssize_t at_tag = -1, at_heading = -1, at_list = -1
+    cdef list kinds = [paragraph] * n
+    cls = None
+    for i in range(n):
+        block = blocks[i]
+        if type(block) is not cls:  # the offsets of its class (one class a page, in practice)
+            cls = type(block)
+            at_tag = _member_offset(cls, "tag")
+            at_heading = _member_offset(cls, "in_heading")
+            at_list = _member_offset(cls, "in_list")
+        tag = _slot(block, at_tag, "tag")
+        if _slot(block, at_heading, "in_heading") or tag in heading_tags:
+            kinds[i] = heading
+        elif tag in list_tags or (_slot(block, at_list, "in_list") and tag not in not_list_tags):
+            kinds[i] = list_item
+    return kinds
+
+
+def attributes(list objects, str name):
+    """``list(map(operator.attrgetter(name), objects))``, read from the objects' slots when
+    their class keeps ``name`` in one (`_member_offset`)."""
+    cdef Py_ssize_t n = len(objects), i, at = -1
+    cdef list values = [None] * n
+    cls = None
+    for i in range(n):
+        obj = objects[i]
+        if type(obj) is not cls:
+            cls = type(obj)
+            at = _member_offset(cls, name)
+        values[i] = _slot(obj, at, name)
+    return values

@@ -127,3 +127,72 @@ def leaf_values_complete(const double[:, ::1] columns, const int[:, ::1] feature
                 leaves[r, t] = lv[a - first_leaf]
                 r += 1
     return out
+
+
+cdef double _pairwise_sum(const double *a, Py_ssize_t n) noexcept nogil:
+    """numpy's pairwise sum of ``n`` contiguous doubles (``DOUBLE_pairwise_sum`` in
+    ``loops_utils.h.src``): under 8 items one by one from -0.0; up to 128 in eight
+    interleaved partial sums, combined pairwise, then the rest one by one; above that the
+    two halves (the first a multiple of 8 long) summed so and added."""
+    cdef Py_ssize_t i, n2
+    cdef double res
+    cdef double r[8]
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    elif n <= 128:
+        for i in range(8):
+            r[i] = a[i]
+        i = 8
+        while i < n - (n % 8):
+            r[0] += a[i]
+            r[1] += a[i + 1]
+            r[2] += a[i + 2]
+            r[3] += a[i + 3]
+            r[4] += a[i + 4]
+            r[5] += a[i + 5]
+            r[6] += a[i + 6]
+            r[7] += a[i + 7]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_sum(a, n2) + _pairwise_sum(a + n2, n - n2)
+
+
+def leaf_sums(const double[:, ::1] leaves, Py_ssize_t num_class):
+    """``labeller.TreeEnsemble.raw_scores``'s sums of a (rows, trees) array of leaf values,
+    as numpy adds them: from 0.0 (the identity numpy's add reduction starts from), with one
+    class each row's pairwise sum (``values.sum(axis=1)``, `_pairwise_sum`); with
+    ``num_class`` classes, tree ``t`` adding to class ``t % num_class``, each class's values
+    one by one in tree order (``values.reshape(rows, -1, num_class).sum(axis=1)``)."""
+    cdef Py_ssize_t n = leaves.shape[0], n_trees = leaves.shape[1], r, t, c
+    cdef double *row_out
+    cdef const double *row
+    if num_class < 1 or n_trees % num_class:
+        raise ValueError("the trees are not a whole number of rounds of the classes")
+    if num_class == 1:
+        out = np.empty(n, dtype=np.float64)
+    else:
+        out = np.empty((n, num_class), dtype=np.float64)
+    if n == 0:
+        return out
+    cdef double[::1] flat = out.reshape(-1)
+    with nogil:
+        for r in range(n):
+            row = &leaves[r, 0]
+            if num_class == 1:
+                flat[r] = 0.0 + _pairwise_sum(row, n_trees)
+            else:
+                row_out = &flat[r * num_class]
+                for c in range(num_class):
+                    row_out[c] = 0.0
+                for t in range(n_trees):
+                    row_out[t % num_class] += row[t]
+    return out

@@ -1,0 +1,118 @@
+"""Two code trees' `clean_document`, side by side: the same outputs? how much CPU a page?
+
+One process per tree (its own checkout, its own native modules), all pinned to one core; the
+pages go to them in small chunks, alternately, the order swapped every chunk, so the host's
+speed swings (+-35 % minute to minute here) fall on both alike. Each process reports the CPU
+time (``time.process_time``) of its chunk and a digest of every page's output: the kept text,
+the language, the block kinds, the error, every sentence's fields and decision, the page's
+perplexities and drop counts (their ``repr``, so 0 and 0.0, or -0.0, differ). Typical use, the
+commit before a change against the checkout:
+
+    git worktree add /tmp/before HEAD~3     # build its native modules: scripts/build_native.py
+    .venv/bin/python bench/core_ab.py --tree /tmp/before --tree . --mode article --mode corpus
+
+Prints, per mode, each tree's CPU ms per page (pages after a warm-up of --warm pages, which
+are still compared), the ratio to the first tree, and how many pages' outputs differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CHILD = r"""
+import hashlib, json, sys, time
+from stream_cleaner import CleanerSettings, RawDocument, clean_document
+from stream_cleaner.evaluate import read_cleaneval, read_pages
+
+root, mode, sets = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+pages = []
+for name in sets:
+    if name == "dragnet":
+        pages += read_pages(f"{root}/dragnet", layout="generic")
+    else:
+        pages += read_cleaneval(f"{root}/cleaneval/{name.removeprefix('cleaneval-')}")
+raws = [RawDocument(body=p.raw) for p in pages]
+settings = CleanerSettings().with_options(mode=mode)
+print(len(raws), flush=True)
+
+
+def digest(d):
+    out = (d.text, d.language.code if d.language else None, d.block_kinds, d.error,
+           tuple(tuple(s.to_dict().values()) for s in d.sentences), d.perplexity, d.dropped)
+    return hashlib.sha1(repr(out).encode()).hexdigest()[:16]
+
+
+for line in sys.stdin:
+    start, end = map(int, line.split())
+    cpu = time.process_time()
+    docs = [clean_document(raw, settings=settings) for raw in raws[start:end]]
+    cpu = time.process_time() - cpu
+    print(json.dumps([cpu, [digest(d) for d in docs]]), flush=True)
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", action="append", required=True, help="a checkout (twice+)")
+    parser.add_argument("--mode", action="append", help="corpus, article... (default: both)")
+    parser.add_argument("--sets", default="dragnet", help="dragnet,cleaneval-dev,cleaneval-test")
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parent.parent / ".cache"
+                                              / "data"))  # fmt: skip
+    parser.add_argument("--core", type=int, default=0, help="the core every process runs on")
+    parser.add_argument("--chunk", type=int, default=10, help="pages a turn")
+    parser.add_argument("--warm", type=int, default=200, help="pages not timed, first")
+    parser.add_argument("--passes", type=int, default=1, help="timed passes over the pages")
+    args = parser.parse_args()
+    if len(args.tree) < 2:
+        parser.error("give two trees or more")
+    os.sched_setaffinity(0, {args.core})  # the children inherit it
+    trees = [Path(tree).resolve() for tree in args.tree]
+    for mode in args.mode or ["article", "corpus"]:
+        children = []
+        for tree in trees:
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            children.append(subprocess.Popen(
+                [sys.executable, "-c", CHILD, args.data, mode, args.sets], cwd=tree, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            ))  # fmt: skip
+        counts = {int(child.stdout.readline()) for child in children}  # type: ignore[union-attr]
+        if len(counts) != 1:
+            sys.exit(f"the trees read different page sets: {counts}")
+        n = counts.pop()
+        cpu = [0.0] * len(trees)
+        differ: set[int] = set()
+        chunks = [(i, min(i + args.chunk, n)) for i in range(0, n, args.chunk)]
+        timed = [c for c in chunks if c[0] >= args.warm] * args.passes
+        for turn, (start, end) in enumerate([c for c in chunks if c[0] < args.warm] + timed):
+            order = list(range(len(trees)))
+            if turn % 2:
+                order.reverse()
+            digests = {}
+            for k in order:
+                child = children[k]
+                child.stdin.write(f"{start} {end}\n")  # type: ignore[union-attr]
+                child.stdin.flush()  # type: ignore[union-attr]
+                seconds, digests[k] = json.loads(child.stdout.readline())  # type: ignore[union-attr]
+                if start >= args.warm:
+                    cpu[k] += seconds
+            for i in range(end - start):
+                if len({digests[k][i] for k in digests}) > 1:
+                    differ.add(start + i)
+        for child in children:
+            child.stdin.close()  # type: ignore[union-attr]
+            child.wait()
+        timed_pages = sum(end - start for start, end in timed)
+        print(f"## {mode}: {n} pages ({args.sets}), {timed_pages} timed, core {args.core}")
+        for tree, seconds in zip(trees, cpu, strict=True):
+            print(f"{tree}: {seconds / timed_pages * 1e3:.3f} ms CPU a page "
+                  f"({seconds / cpu[0]:.4f} of the first)")  # fmt: skip
+        print(f"pages whose outputs differ: {len(differ)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
