@@ -39,6 +39,7 @@ from stream_cleaner.block_features import (
 )
 
 SEEDS = 3
+FIRST_SEED = 1
 PAD = -10.0
 COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
@@ -46,7 +47,7 @@ COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
 def fit(x: np.ndarray, y: np.ndarray, params: dict[str, Any], trees: int) -> list[Any]:
     return [
         lightgbm.train(
-            {**params_of(15), **params, "seed": 1 + k},
+            {**params_of(15), **params, "seed": FIRST_SEED + k},
             lightgbm.Dataset(x, y),
             num_boost_round=trees,
         )
