@@ -731,3 +731,30 @@ def test_native_sentence_values_equal_the_reference(native, monkeypatch):
         values(doc, True)
     with pytest.raises(TypeError):
         values(doc, False)
+
+
+@pytest.mark.parametrize("max_depth", [4, -1])
+def test_dart_booster_exports_to_the_scores_lightgbm_predicts(native, monkeypatch, max_depth):
+    """bench/multilingual.py's grid may choose dart: its trees, rescaled as later ones are
+    added, export through `export_trees` as they are; the native walks (complete layout and
+    node arrays) and numpy give LightGBM's raw scores."""
+    lightgbm = pytest.importorskip("lightgbm")
+    import numpy as np
+
+    from stream_cleaner import labeller
+    from stream_cleaner.training import export_trees
+
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2000, 12))
+    y = (x[:, 0] + 0.5 * x[:, 3] * x[:, 5] + rng.normal(scale=0.5, size=2000) > 0).astype(int)
+    params = {"objective": "binary", "boosting": "dart", "num_leaves": 15, "max_depth": max_depth,
+              "verbose": -1, "num_threads": 1, "seed": 3, "deterministic": True}  # fmt: skip
+    booster = lightgbm.train(params, lightgbm.Dataset(x, y), num_boost_round=60)
+    trees = labeller.TreeEnsemble(export_trees(booster))
+    assert (trees.complete is not None) == (max_depth == 4)
+    test = rng.normal(scale=2.0, size=(501, 12))
+    expected = booster.predict(test, raw_score=True)
+    fast = trees.raw_scores(test)
+    np.testing.assert_allclose(fast, expected, rtol=0, atol=1e-9)
+    monkeypatch.setattr(labeller, "native_module", lambda name: None)
+    assert fast.tobytes() == trees.raw_scores(test).tobytes()
