@@ -396,7 +396,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--batch-within",
         type=float,
         dest="batch_within_seconds",
-        help="seconds to wait for a batch to fill (default 0.5)",
+        help="seconds a batch may wait to fill after its first page (default 0: clean what has "
+        "arrived as soon as the cleaning thread is free)",
     )
     p.add_argument(
         "--batch-max-bytes",

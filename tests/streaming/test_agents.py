@@ -7,6 +7,7 @@ what the agent publishes and when it acknowledges; the broker tests show the rea
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import defaultdict
 from typing import Any
 
@@ -114,6 +115,67 @@ def test_a_batch_ends_at_its_byte_bound(monkeypatch, max_bytes, batches):
     asyncio.run(run())
     assert cleaned == batches
     assert [r.key for r in outputs.sent["documents"]] == [f"doc-{i}".encode() for i in range(4)]
+
+
+def test_the_next_batch_fills_while_a_batch_is_cleaned(monkeypatch):
+    # within 0: a batch is what has arrived when the cleaning thread is free; the pages that
+    # come while it cleans make the next batch (4 at most), ready when it is asked for
+    settings = _settings().with_options(batch_within_seconds=0.0)
+    app = create_app(settings)
+    outputs = _outputs(app)
+    agent = app.agents[agents.AGENT_NAME]
+    cleaned: list[int] = []
+    first_batch_in = threading.Event()
+    release = threading.Event()
+    clean_batch = agents.clean_batch
+
+    def held(messages: Any, **options: Any) -> Any:
+        cleaned.append(len(messages))
+        if len(cleaned) == 1:
+            first_batch_in.set()
+            assert release.wait(10)
+        return clean_batch(messages, **options)
+
+    monkeypatch.setattr(agents, "clean_batch", held)
+
+    async def run() -> None:
+        async with agent.test_context() as ctx:
+            await ctx.put(PAGE, key=b"doc-0")
+            await asyncio.get_running_loop().run_in_executor(None, first_batch_in.wait, 10)
+            # each put returns once the stream has handed its page on: the next batch takes
+            # pages while the first is held in the cleaning thread
+            for i in range(1, 5):
+                await asyncio.wait_for(ctx.put(PAGE, key=f"doc-{i}".encode()), 5)
+            assert not release.is_set() and cleaned == [1]
+            for i in range(5, 7):  # the next batch is full: these wait for room
+                await ctx.put(PAGE, key=f"doc-{i}".encode(), wait=False)
+            release.set()
+            await _wait(lambda: len(outputs.sent["documents"]) == 7)
+
+    asyncio.run(run())
+    assert cleaned == [1, 4, 2]
+    assert [r.key for r in outputs.sent["documents"]] == [f"doc-{i}".encode() for i in range(7)]
+
+
+def test_a_batch_waits_within_seconds_after_its_first_page_at_most():
+    settings = _settings().with_options(batch_size=1000, batch_within_seconds=0.4)
+    app = create_app(settings)
+    outputs = _outputs(app)
+    agent = app.agents[agents.AGENT_NAME]
+    waited: list[float] = []
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        async with agent.test_context() as ctx:
+            for i in range(2):
+                started = loop.time()
+                await ctx.put(PAGE, key=f"doc-{i}".encode())
+                await _wait(lambda i=i: len(outputs.sent["documents"]) == i + 1)
+                waited.append(loop.time() - started)
+
+    asyncio.run(run())
+    # not cleaned before its batch's time is up, nor long after (1000 pages never came)
+    assert all(0.35 < seconds < 3.0 for seconds in waited), waited
 
 
 # --- process_batch without Faust: acknowledgement only after the broker acknowledged ---

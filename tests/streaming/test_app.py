@@ -56,7 +56,7 @@ def test_worker_settings_from_env():
     "changes",
     [
         {"batch_size": 0},
-        {"batch_within_seconds": 0},
+        {"batch_within_seconds": -0.5},
         {"batch_max_bytes": 0},
         {"web_port": 0},
         {"group_id": ""},
