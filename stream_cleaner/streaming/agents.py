@@ -3,10 +3,11 @@
 Delivery is at-least-once. The agent takes a batch of events without acknowledging them
 (`take_events`, after Faust's ``stream.noack_take``), cleans it in a single worker thread,
 sends every output record, waits until the broker has acknowledged all of them, and only then
-acknowledges the batch's events. Faust commits acknowledged offsets only, and batches are acknowledged in order, so an
-input whose outputs were not written is never committed: after a crash, a SIGTERM in the
-middle of a batch or a rebalance, it is cleaned again and its records are published again,
-byte for byte (`records` keeps values free of clock and host); downstream can deduplicate.
+acknowledges the batch's events. Faust commits acknowledged offsets only, and batches are
+acknowledged in order, so an input whose outputs were not written is never committed: after a
+crash, a SIGTERM in the middle of a batch or a rebalance, it is cleaned again and its records
+are published again, byte for byte (`records` keeps values free of clock and host); downstream
+can deduplicate.
 On SIGTERM Faust first waits for the taken events to be acknowledged, so a clean stop
 finishes its batch, commits and leaves the group.
 
