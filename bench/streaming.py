@@ -22,8 +22,11 @@ CPU per page is measured while the broker and the bench are not running, so it i
 bench/streaming_cpu.py runs the core and the workers at the same time for a fair CPU
 comparison.
 
+With ``--rate``, the pages are produced one at a time at a steady rate below the workers'
+capacity, and the latencies are what a page takes through a worker that is not behind.
+
     .venv/bin/python bench/streaming.py [--limit N] [--workers 1,2] [--repeat N] [--backlog]
-        [--copies N]
+        [--copies N] [--rate PAGES_PER_SECOND]
 """
 
 from __future__ import annotations
@@ -181,8 +184,38 @@ async def _first_timestamps(
     return seen
 
 
+async def produce_paced(
+    sources: Sequence[Source], settings: KafkaSettings, topic: str, rate: float
+) -> None:
+    """Send the pages one by one at ``rate`` pages a second, each at its own time."""
+    from aiokafka import AIOKafkaProducer
+
+    from stream_cleaner.streaming.client import envelope_message
+
+    producer = AIOKafkaProducer(**settings.client_kwargs(), acks="all", linger_ms=0,
+                                max_request_size=16 * 1024 * 1024)  # fmt: skip
+    await producer.start()
+    try:
+        loop = asyncio.get_running_loop()
+        start, pending = loop.time(), []
+        for i, source in enumerate(sources):
+            delay = start + i / rate - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            key, value, headers = envelope_message(source)
+            pending.append(await producer.send(topic, value=value, key=key, headers=headers))
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+
+
 def run_workers(
-    sources: list[Source], n_workers: int, tmp: Path, *, backlog: bool = False
+    sources: list[Source],
+    n_workers: int,
+    tmp: Path,
+    *,
+    backlog: bool = False,
+    rate: float | None = None,
 ) -> dict[str, float]:
     with ExitStack() as stack:
         address = stack.enter_context(tansu_broker(tmp / f"broker-{n_workers}.log"))
@@ -214,7 +247,9 @@ def run_workers(
         cpu_before = sum(cpu_seconds(w.pid) for w in workers)
         broker = broker_pid(address)
         broker_before = cpu_seconds(broker) if broker else float("nan")
-        if not backlog:
+        if rate is not None:
+            asyncio.run(produce_paced(sources, settings, RAW_HTML_TOPIC, rate))
+        elif not backlog:
             asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
         inputs, outcomes = asyncio.run(record_times(settings, len(sources), timeout=600))
         cpu = sum(cpu_seconds(w.pid) for w in workers) - cpu_before
@@ -270,7 +305,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--copies", type=int, default=1,
         help="produce each page N times (distinct ids): longer runs, the same mix of pages",
     )  # fmt: skip
+    parser.add_argument(
+        "--rate", type=float,
+        help="produce the pages at this many a second, one at a time, while the workers run "
+        "(a steady load below their capacity): the latencies are then a page's own time "
+        "through the worker, not its wait behind the others",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.rate is not None and args.backlog:
+        parser.error("--rate and --backlog exclude each other")
     pages = load_cleaneval("test")[: args.limit]
     sources = [Source(RawDocument(body=p.raw, id=f"{p.name}.{k}" if k else p.name, url=p.url),
                       origin=p.name)
@@ -292,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for k in range(args.repeat):
                 # the core's rate bracketing the run: the host's speed drifts within a minute
                 before = core_rates(pages, model, n)
-                run = run_workers(sources, n, Path(tmp), backlog=args.backlog)
+                run = run_workers(sources, n, Path(tmp), backlog=args.backlog, rate=args.rate)
                 after = core_rates(pages, model, n)
                 core = (statistics.mean((before[0], after[0])),
                         statistics.mean((before[1], after[1])))  # fmt: skip
