@@ -8,6 +8,10 @@ the last outcome. Prints documents/s, the share of the core's rate per process, 
 latency percentiles (from the input record's timestamp to the output record's) and each
 worker's RSS.
 
+The last column is the share of the machine's CPU time its hypervisor took for other guests
+while the core was timed and during the run (/proc/stat's steal): on this project's machine
+it went from 1 % to over 40 % within an hour, and a rate is only as good as the CPU it got.
+
 Columns that tell where a worker's time goes: "CPU per doc" compares the core's CPU seconds
 per page with the workers' (user + system, from /proc); "in the core" is the time the
 workers' cleaning threads spent in `clean_document` over the run's wall time (per process);
@@ -87,6 +91,18 @@ def broker_pid(address: str) -> int | None:
         if f"tcp://{address}".encode() in args and any(b"tansu" in a for a in args[:1]):
             return int(cmdline.parent.name)
     return None
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """The machine's CPU time so far, in ticks: (all of it, what the hypervisor stole)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return sum(fields), fields[7]
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the machine's CPU time the hypervisor stole between two `cpu_ticks`."""
+    total = after[0] - before[0]
+    return (after[1] - before[1]) / total if total else 0.0
 
 
 def core_rate(pages: list, model: object) -> tuple[float, float]:
@@ -326,17 +342,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "| worker processes | run | core pages/s | outcomes | seconds | documents/s "
         "| per process vs core | CPU per doc, core / worker | in the core | broker CPU "
         "| producing "
-        "| p50 latency | p99 latency | worker RSS |"
+        "| p50 latency | p99 latency | worker RSS | steal, core / run |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in args.workers.split(",")):
             runs = []
             for k in range(args.repeat):
                 # the core's rate bracketing the run: the host's speed drifts within a minute
+                ticks = [cpu_ticks()]
                 before = core_rates(pages, model, n)
+                ticks.append(cpu_ticks())
                 run = run_workers(sources, n, Path(tmp), backlog=args.backlog, rate=args.rate)
+                ticks.append(cpu_ticks())
                 after = core_rates(pages, model, n)
+                ticks.append(cpu_ticks())
+                run["steal_core"] = (steal_share(*ticks[0:2]) + steal_share(*ticks[2:4])) / 2
+                run["steal_run"] = steal_share(*ticks[1:3])
                 core = (statistics.mean((before[0], after[0])),
                         statistics.mean((before[1], after[1])))  # fmt: skip
                 runs.append((core, run))
@@ -351,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                           for core, run in runs)  # fmt: skip
                 cpu_ratio = statistics.median(core[1] / run["cpu_per_doc"] for core, run in runs)
                 print(f"| {n} | median of the runs' own ratios | | | | | {ratio:.0%} "
-                      f"| {cpu_ratio:.0%} | | | | | | |", flush=True)  # fmt: skip
+                      f"| {cpu_ratio:.0%} | | | | | | | |", flush=True)  # fmt: skip
     return 0
 
 
@@ -365,7 +387,8 @@ def _row(n: int, label: str, rate: float, core_cpu: float, r: dict[str, float]) 
             f"| {core_cpu / r['cpu_per_doc']:.0%} | {r['core_share']:.0%} "
             f"| {r['broker_cpu']:.0%} "
             f"| {r['produce_seconds']:.1f} s | {r['p50_ms'] / 1000:.2f} s "
-            f"| {r['p99_ms'] / 1000:.2f} s | {r['rss_mb']:.0f} MB |")  # fmt: skip
+            f"| {r['p99_ms'] / 1000:.2f} s | {r['rss_mb']:.0f} MB "
+            f"| {r['steal_core']:.0%} / {r['steal_run']:.0%} |")  # fmt: skip
 
 
 if __name__ == "__main__":
