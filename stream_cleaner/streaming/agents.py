@@ -338,7 +338,7 @@ async def clean_events(
     if site_state is not None:  # a new assignment: the statistics of its sites, from the table
         site_state.sync(runtime.assignment())
     try:
-        outcomes = await asyncio.get_running_loop().run_in_executor(
+        cleaning = asyncio.get_running_loop().run_in_executor(
             runtime.executor,
             lambda: clean_batch(
                 messages,
@@ -350,6 +350,9 @@ async def clean_events(
                 rekey=runtime.settings.rekey_mode,
             ),
         )
+        if submitted is not None:
+            submitted.set()
+        outcomes = await cleaning
     except BaseException:
         metrics.in_progress.dec(len(messages))
         raise

@@ -198,6 +198,33 @@ def _runtime(app: Any) -> Any:
     return runtime
 
 
+def test_clean_events_tells_when_its_batch_is_in_the_cleaning_thread(monkeypatch):
+    # what lets the batch before be published while this one is cleaned (not_before)
+    runtime = runtime_of(create_app(_settings()))
+    release = threading.Event()
+
+    def held(messages: Any, **options: Any) -> list[Any]:
+        assert release.wait(10)
+        return []
+
+    monkeypatch.setattr(agents, "clean_batch", held)
+
+    async def run() -> None:
+        submitted = asyncio.Event()
+        cleaning = asyncio.ensure_future(
+            agents.clean_events([Event(0, PAGE)], runtime, submitted=submitted)
+        )
+        await asyncio.wait_for(submitted.wait(), 5)
+        assert not cleaning.done()
+        release.set()
+        assert await cleaning == []
+
+    try:
+        asyncio.run(run())
+    finally:
+        release.set()
+
+
 def test_process_batch_acks_after_every_record_is_acknowledged():
     app = create_app(_settings())
     runtime = _runtime(app)
