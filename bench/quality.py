@@ -5,6 +5,8 @@ One process, one run, every system on the same pages and under the same scorers
 similarity, bag-of-tokens F1). The process pins itself to one CPU; each system is built, warmed
 up on a few pages, then timed over each dataset in one pass (``throughput.measure_pass``: the
 same timing as ``throughput.py``), and the texts of that pass are scored against the gold.
+With ``--passes N`` the systems take turns for N timed passes each and the speed is the median
+(the host's slow minutes then fall on every system, not on whichever ran through them).
 
 Datasets: CleanEval test; CleanEval dev, flagged, since stream-cleaner's threshold was chosen on
 it; Dragnet, all pages, the fixed test split (``stream_cleaner.evaluate.dragnet_split``) and
@@ -26,6 +28,7 @@ import argparse
 import json
 import logging
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -102,8 +105,9 @@ class Result:
     system: str
     version: str | None
     summary: Summary
-    pages_per_second: float | None
+    pages_per_second: float | None  # the median of the passes
     failures: int
+    pass_rates: tuple[float, ...] = ()  # pages/s of each timed pass, in order
 
 
 def run_dataset(
@@ -111,8 +115,13 @@ def run_dataset(
     pages: Sequence[Page],
     systems: dict[str, throughput.System],
     warmup_pages: int,
+    passes: int = 1,
 ) -> tuple[list[Result], dict[str, dict[str, str]]]:
     """Time and score every system on one dataset.
+
+    With several ``passes``, the systems take turns (every system's first pass, then every
+    system's second...), so a slow minute of the machine falls on all of them; a system's
+    speed is the median of its passes and the texts scored are its first pass's.
 
     Returns:
         The results (Dragnet twice: all pages and the test split) and each system's outputs
@@ -127,21 +136,33 @@ def run_dataset(
             "dragnet-test-new-sites": new_site_test_pages(pages),
             "dragnet-all": pages,
         }
-    for name, system in systems.items():
+    rates: dict[str, list[float]] = {name: [] for name in systems}
+    rows: dict[str, throughput.Row] = {}
+    for system in systems.values():
         throughput.warm_up(system, pages[:warmup_pages])
-        row, result = throughput.measure_pass(system, pages)
-        texts = dict(zip((p.name for p in pages), result.texts, strict=True))
-        outputs[name] = texts
+    for turn in range(passes):
+        for name, system in systems.items():
+            row, result = throughput.measure_pass(system, pages)
+            rates[name].append(row.pages_per_second)
+            if turn == 0:
+                rows[name] = row
+                outputs[name] = dict(zip((p.name for p in pages), result.texts, strict=True))
+            print(
+                f"{dataset} {name}: pass {turn + 1}/{passes}, {row.pages_per_second:.1f} pages/s",
+                file=sys.stderr,
+            )
+    for name, system in systems.items():
+        speed = statistics.median(rates[name])
         started = time.perf_counter()
         for label, subset in scored.items():
             if not any(p.gold is not None for p in subset):
                 continue  # a --limit too small for any test-split page
-            summary, _ = score_outputs(subset, texts)
-            results.append(
-                Result(label, name, system.version, summary, row.pages_per_second, row.failures)
-            )
+            summary, _ = score_outputs(subset, outputs[name])
+            failures = rows[name].failures
+            rates_of = tuple(rates[name])
+            results.append(Result(label, name, system.version, summary, speed, failures, rates_of))
         print(
-            f"{dataset} {name}: {row.pages_per_second:.1f} pages/s, macro F1 "
+            f"{dataset} {name}: {speed:.1f} pages/s (median of {passes}), macro F1 "
             f"{results[-1].summary.f1:.3f} (scored in {time.perf_counter() - started:.1f} s)",
             file=sys.stderr,
         )
@@ -191,6 +212,8 @@ def format_results(results: Sequence[Result], dataset: str) -> str:
     for r in rows:
         s = r.summary
         speed = f"{r.pages_per_second:.1f}" if r.pages_per_second else "-"
+        if len(r.pass_rates) > 1:
+            speed += f" ({min(r.pass_rates):.0f}-{max(r.pass_rates):.0f})"
         lines.append(
             f"| {r.system} | {s.f1:.3f} | {s.precision:.3f} | {s.recall:.3f} | {s.micro_f1:.3f} "
             f"| {s.levenshtein:.3f} | {s.bag_f1:.3f} | {speed} |"
@@ -271,6 +294,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--warmup-pages", type=int, default=throughput.WARMUP_PAGES_DEFAULT, metavar="N"
     )
     parser.add_argument(
+        "--passes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="timed passes per system and dataset, the systems taking turns; pages/s is the "
+        "median, the range beside it (1)",
+    )
+    parser.add_argument(
         "--save-outputs",
         action="store_true",
         help="also write every system's texts to OUT/outputs/DATASET/SYSTEM/NAME.txt "
@@ -286,6 +317,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error(f"unknown datasets {unknown}; choose from {', '.join(DATASETS)}")
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
+    if args.passes < 1:
+        parser.error("--passes must be at least 1")
     return args
 
 
@@ -310,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for dataset in args.datasets:
         pages = load_dataset(dataset, args.limit)
         sizes[dataset] = len(pages)
-        found, outputs = run_dataset(dataset, pages, systems, args.warmup_pages)
+        found, outputs = run_dataset(dataset, pages, systems, args.warmup_pages, args.passes)
         results += found
         if args.save_outputs:
             save_outputs(args.out / "outputs" / dataset, outputs)
@@ -336,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cpu": affinity,
         "python": platform.python_version(),
         "limit": args.limit,
+        "passes": args.passes,
         "scorers": SCORER_NAMES,
         "pages": sizes,
         "results": [{**asdict(r), "summary": r.summary.to_dict()} for r in results],
