@@ -137,7 +137,7 @@ def run_dataset(
             "dragnet-all": pages,
         }
     rates: dict[str, list[float]] = {name: [] for name in systems}
-    rows: dict[str, throughput.Row] = {}
+    failures: dict[str, int] = {}
     for system in systems.values():
         throughput.warm_up(system, pages[:warmup_pages])
     for turn in range(passes):
@@ -145,22 +145,22 @@ def run_dataset(
             row, result = throughput.measure_pass(system, pages)
             rates[name].append(row.pages_per_second)
             if turn == 0:
-                rows[name] = row
+                failures[name] = row.failures
                 outputs[name] = dict(zip((p.name for p in pages), result.texts, strict=True))
             print(
                 f"{dataset} {name}: pass {turn + 1}/{passes}, {row.pages_per_second:.1f} pages/s",
                 file=sys.stderr,
             )
     for name, system in systems.items():
-        speed = statistics.median(rates[name])
+        speed, rates_of = statistics.median(rates[name]), tuple(rates[name])
         started = time.perf_counter()
         for label, subset in scored.items():
             if not any(p.gold is not None for p in subset):
                 continue  # a --limit too small for any test-split page
             summary, _ = score_outputs(subset, outputs[name])
-            failures = rows[name].failures
-            rates_of = tuple(rates[name])
-            results.append(Result(label, name, system.version, summary, speed, failures, rates_of))
+            results.append(
+                Result(label, name, system.version, summary, speed, failures[name], rates_of)
+            )
         print(
             f"{dataset} {name}: {speed:.1f} pages/s (median of {passes}), macro F1 "
             f"{results[-1].summary.f1:.3f} (scored in {time.perf_counter() - started:.1f} s)",
