@@ -275,13 +275,13 @@ def test_native_scorer_gives_the_same_scores_to_threads_at_once(native, default_
 
     scorer = native["kenlm_score"].PageScorer(default_model.model)
     rnd = random.Random(23)
-    # the bundled pages' words, and made-up ones: far more than the memos' slots, so that the
-    # threads keep overwriting each other's entries
+    # the bundled pages' words, and made-up ones: more words and bigrams than the memos'
+    # 65,536 and 262,144 slots, so that the threads keep overwriting each other's entries
     texts = [decode_body(path.read_bytes()).text for path in SAMPLES.glob("*.html")]
     words = sorted({word for text in texts for word in text.split()})
-    words += ["".join(rnd.choices("etaoinshrdlu", k=rnd.randint(2, 9))) for _ in range(30000)]
+    words += ["".join(rnd.choices("etaoinshrdlu", k=rnd.randint(2, 9))) for _ in range(100000)]
     pages = [
-        [" ".join(rnd.choices(words, k=rnd.randint(1, 30))) for _ in range(1000)] for _ in range(8)
+        [" ".join(rnd.choices(words, k=rnd.randint(1, 30))) for _ in range(2500)] for _ in range(8)
     ]
     expected = [[default_model.score(n) for n in normalize_many(page)] for page in pages]
     failures: list[int] = []
