@@ -277,7 +277,7 @@ class _Run:
                 raise _Failed(ErrorReason.BINARY, str(exc)) from None
             text, self.encoding, utf8 = decoded.text, decoded.encoding, decoded.utf8
         else:
-            text, utf8 = body, None
+            text, utf8 = _without_lone_surrogates(body)
         t = self._lap("decode", t)
         if not text or text.isspace():
             raise _Failed(ErrorReason.EMPTY, "the body is empty")
@@ -482,6 +482,18 @@ def _sentence_limit(settings: CleanerSettings, trained: float | None) -> float:
     if settings.sentence_filter == "auto" and trained:
         return trained
     return math.inf
+
+
+def _without_lone_surrogates(text: str) -> tuple[str, bytes]:
+    """A text body and its UTF-8, less any lone surrogate (``"\\udc9f"``: what
+    ``errors="surrogateescape"`` makes of a byte that is not UTF-8). No surrogate can be written
+    as UTF-8, so none may reach the output records; lexbor's input drops them the same way.
+    """
+    try:
+        return text, text.encode("utf-8")
+    except UnicodeEncodeError:
+        utf8 = text.encode("utf-8", "ignore")
+        return utf8.decode("utf-8"), utf8
 
 
 def _is_plain_text(raw: RawDocument, text: str) -> bool:

@@ -169,6 +169,24 @@ def test_wrong_declared_charset_does_not_make_mojibake():
     assert "Grüße aus Köln" in doc.text
 
 
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+@pytest.mark.parametrize("content_type", ["text/html", "text/plain"])
+def test_lone_surrogates_in_a_text_body_are_dropped_not_fatal(parser, content_type):
+    """A str body read with ``errors="surrogateescape"`` holds lone surrogates, which no UTF-8
+    output can carry: the page is cleaned without them (it was an internal error, or a
+    document whose text could not be written)."""
+    sentence = "The river \udc9frises in the hills and flows to the sea."
+    body = f"<p>{sentence}</p>" if content_type == "text/html" else sentence
+    raw = RawDocument(body=body, content_type=content_type)
+    doc = clean_document(raw, settings=LOOSE.with_options(parser=parser))
+    assert doc.error is None
+    assert doc.text == "The river rises in the hills and flows to the sea."
+    labelled = clean_document(raw, settings=CleanerSettings(parser=parser, mode="corpus"))
+    assert labelled.error is None
+    for text in [labelled.text] + [s.text for s in labelled.sentences]:
+        text.encode("utf-8")
+
+
 def test_a_50_mb_page_is_refused_quickly():
     body = b"<html><body>" + b"<p>A river is a natural stream of water.</p>" * 1_200_000
     assert len(body) > 50_000_000
