@@ -1,7 +1,8 @@
 """Site-level template detection on Dragnet: F1 with and without site evidence.
 
 Dragnet records no URLs; a page's site is the one it declares (canonical link, og:url, base
-href) or the host most of its links point to (`stream_cleaner.sites.find_page_url`). Sites with
+href) or the host most of its links point to (`stream_cleaner.sites.find_page_url`), and its
+URL, as a crawler would send it, is its name on that host. Sites with
 at least ``--min-site-pages`` pages are kept (a deterministic selection: the same pages every
 run). Site statistics come from all pages of those sites, unlabelled, as a crawler's stream
 would show them; quality is scored on the test-split pages only (`evaluate.dragnet_split`).
@@ -76,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     site_pages: dict[str, list] = defaultdict(list)
     urls = {}
     for page in pages:
-        urls[page.name] = getattr(page, "url", "") or find_page_url(decode_body(page.raw).text)
-        site = site_of(urls[page.name])
+        url = getattr(page, "url", "")
+        site = site_of(url or find_page_url(decode_body(page.raw).text))
+        # the URL a crawler would send: the page's own, on its site's host (the URL a page
+        # declares is often its site's home page, the same on every page)
+        urls[page.name] = url or (f"https://{site}/{page.name}" if site else "")
         if site:
             site_pages[site].append(page)
     chosen = {s: p for s, p in sorted(site_pages.items()) if len(p) >= args.min_site_pages}
@@ -118,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.no_throughput:
             continue
         # throughput as a stream sees it: learn as you go, over every page of the chosen sites,
-        # with the URL a crawler sends (here: the one the page declares, found beforehand)
+        # with the URL a crawler sends (here: made from the site the page declares)
         # (best of three interleaved runs each: the machine's other load only adds time)
         raws = [RawDocument(body=page.raw, url=urls[page.name]) for page in all_pages]
         best = {"without": float("inf"), "with": float("inf")}

@@ -170,7 +170,9 @@ def observe_site(
         )
         site = site_of(raw.url or find_page_url(text), key=sites.settings.site_key)
         if site and text.strip() and not _is_plain_text(raw, text):
-            sites.observe(site, parse_blocks(text, parser=settings.parser))
+            # the page's identity is the URL it was fetched from, never one it declares:
+            # pages of a site often all name its home page (canonical, og:url, base href)
+            sites.observe(site, parse_blocks(text, parser=settings.parser), url=raw.url)
             return site
     except (BinaryContent, TimeBudgetExceeded):
         pass
@@ -302,8 +304,9 @@ class _Run:
             settings = self.settings
             labeller = _site_labeller(settings)
             flags, evidence = sites.assess(
-                site, blocks, learn=self.learn_site, evidence=labeller is not None
-            )
+                site, blocks, learn=self.learn_site, evidence=labeller is not None,
+                url=self.raw.url,  # the fetched URL only, as in `observe_site`
+            )  # fmt: skip
             # the site labeller decides once the site has enough other pages to read
             if evidence is not None and evidence.site_pages >= sites.settings.min_pages:
                 self.site_evidence, self.labeller_path = evidence, labeller

@@ -99,6 +99,36 @@ def site_of(url: str, *, key: str = "host") -> str:
     return host
 
 
+# The tag path under which a page's identity is stored among its block signatures: CRC-32 of
+# a path no parser writes, so no block's signature shares it.
+_PAGE_PATH = zlib.crc32(b"\x00page") << 32
+
+
+def page_identity(url: str | None) -> int | None:
+    """A page's identity among its site's pages: its URL (host without ``www.``, path and
+    query; not the scheme or the fragment) hashed under a tag path of its own, so that it can
+    be stored with the page's block signatures. ``None`` without a usable URL.
+
+    A site's statistics count pages, not fetches: a page crawled again, or replayed after a
+    worker's crash, replaces its earlier version instead of counting as one more page that
+    carries the same blocks (which made its own text look like template). The URL must be the
+    one the page was fetched from: the URL a page declares (`find_page_url`) is often the
+    site's home page on every page (143 of Dragnet's 1,380 pages share one with another).
+    """
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").rstrip(".")
+    except ValueError:
+        return None
+    if not host:
+        return None
+    host = host.removeprefix("www.")
+    key = f"{host}{parts.path or '/'}?{parts.query}".encode("utf-8", "surrogatepass")
+    return _PAGE_PATH | zlib.crc32(key)
+
+
 _CANONICAL = re.compile(r"<link\b[^>]*\brel\s*=\s*[\"']?canonical\b[^>]*>", re.IGNORECASE)
 _OG_URL = re.compile(r"<meta\b[^>]*\bproperty\s*=\s*[\"']og:url[\"'][^>]*>", re.IGNORECASE)
 _BASE = re.compile(r"<base\b[^>]*>", re.IGNORECASE)
@@ -229,13 +259,37 @@ class SiteStats:
         """On how many of the remembered pages the signature appears."""
         return self._counts.get(signature, 0)
 
-    def add_page(self, signatures: Iterable[int]) -> None:
-        """Remember one page (each signature counts once per page); forget the oldest."""
-        page = tuple(dict.fromkeys(signatures))
+    def add_page(self, signatures: Iterable[int], identity: int | None = None) -> None:
+        """Remember one page (each signature counts once per page); forget the oldest.
+
+        With ``identity`` (`page_identity`), stored first among the page's signatures, an
+        earlier page of the same identity is forgotten first: the new one replaces it.
+        """
+        if identity is not None:
+            self.remove_page(identity)
+            page = tuple(dict.fromkeys((identity, *signatures)))
+        else:
+            page = tuple(dict.fromkeys(signatures))
         self.pages.append(page)
         self._count(page, +1)
         while len(self.pages) > self.window:
             self._count(self.pages.popleft(), -1)
+
+    def find_page(self, identity: int) -> tuple[int, ...] | None:
+        """The remembered page stored with this identity, if any."""
+        for page in self.pages:
+            if page and page[0] == identity:
+                return page
+        return None
+
+    def remove_page(self, identity: int) -> bool:
+        """Forget the page stored with this identity; whether there was one."""
+        page = self.find_page(identity)
+        if page is None:
+            return False
+        self.pages.remove(page)
+        self._count(page, -1)
+        return True
 
     def _count(self, page: tuple[int, ...], step: int) -> None:
         """Add (``step`` 1) or take away (-1) a page's signatures from the counts."""
@@ -302,14 +356,18 @@ class SiteStats:
         return PageEvidence(share, entropy, n_pages)
 
     @contextmanager
-    def others(self, signatures: Sequence[int]) -> Iterator[None]:
+    def others(self, signatures: Sequence[int], identity: int | None = None) -> Iterator[None]:
         """Within this block, the statistics leave out one page with these signatures: for a
         page already among the remembered ones (a batch's first pass added it), so that it
         reads what the site's *other* pages say, as a stream would give it. Nothing is left
-        out when the page's signatures are not all remembered (it was not added)."""
-        page = tuple(dict.fromkeys(signatures))
+        out when the page's signatures are not all remembered (it was not added). With
+        ``identity``, the page stored with it is the one left out, whatever its signatures."""
+        found = self.find_page(identity) if identity is not None else None
+        page = found if found is not None else tuple(dict.fromkeys(signatures))
         counts = self._counts
-        if not self.pages or any(counts.get(signature, 0) < 1 for signature in page):
+        if found is None and (
+            not self.pages or any(counts.get(signature, 0) < 1 for signature in page)
+        ):
             yield
             return
         self._count(page, -1)
@@ -393,7 +451,13 @@ class SiteTemplates:
         return self.assess(site, blocks, learn=learn)[0]
 
     def assess(
-        self, site: str, blocks: Sequence[Block], *, learn: bool = False, evidence: bool = False
+        self,
+        site: str,
+        blocks: Sequence[Block],
+        *,
+        learn: bool = False,
+        evidence: bool = False,
+        url: str | None = None,
     ) -> tuple[list[bool], PageEvidence | None]:
         """What the site's other pages say about a page's blocks.
 
@@ -404,6 +468,9 @@ class SiteTemplates:
                 the batch's way: the page was added in a first pass (`observe`) and its own
                 occurrence is left out (`SiteStats.others`).
             evidence: also return the page's `PageEvidence` (for the labeller).
+            url: the page's URL, its identity (`page_identity`): an earlier version of the
+                page among the site's pages is not one of its *other* pages, and learning
+                the page replaces it.
 
         Returns:
             Per block whether the direct rule calls it template (at least ``min_share`` of the
@@ -412,12 +479,15 @@ class SiteTemplates:
             evidence (share 0).
         """
         signatures = self.signatures(blocks)
+        identity = page_identity(url)
         stats = self.stats(site) if learn else self._sites.get(site)
         flags = [False] * len(blocks)
         found: PageEvidence | None = None
         if stats is None:
             return flags, PageEvidence.none(len(blocks)) if evidence else None
-        with nullcontext() if learn else stats.others(signatures):
+        if learn and identity is not None:
+            stats.remove_page(identity)  # its earlier version: replaced below
+        with nullcontext() if learn else stats.others(signatures, identity):
             n_pages = len(stats)
             if n_pages >= self.settings.min_pages:
                 needed = self.settings.min_share * n_pages
@@ -426,14 +496,15 @@ class SiteTemplates:
             if evidence:
                 found = stats.page_evidence(signatures, len(blocks))
         if learn:
-            stats.add_page(signatures)
+            stats.add_page(signatures, identity)
             self._changed.add(site)
         return flags, found
 
-    def observe(self, site: str, blocks: Sequence[Block]) -> None:
-        """Add one page of ``site`` to its statistics."""
+    def observe(self, site: str, blocks: Sequence[Block], *, url: str | None = None) -> None:
+        """Add one page of ``site`` to its statistics (replacing the page of the same ``url``,
+        see `assess`)."""
         if site:
-            self.stats(site).add_page(self.signatures(blocks))
+            self.stats(site).add_page(self.signatures(blocks), page_identity(url))
             self._changed.add(site)
 
     def pages(self, site: str) -> list[tuple[int, ...]]:

@@ -15,8 +15,11 @@ from stream_cleaner.sites import (
     SiteStats,
     SiteTemplates,
     block_signatures,
+    decode_pages,
+    encode_pages,
     find_page_url,
     pack_signatures,
+    page_identity,
     site_of,
     unpack_signatures,
 )
@@ -84,6 +87,74 @@ def test_template_blocks_are_dropped_once_the_site_has_enough_pages():
         assert ARTICLES[n % len(ARTICLES)] in doc.text
         assert doc.dropped[DropReason.SITE_TEMPLATE] >= 5
     assert len(sites.stats("news.example.org")) == 8
+
+
+def test_a_page_fetched_again_replaces_itself_and_is_never_its_own_template():
+    """Recrawls and replays (at-least-once delivery, a worker's crash) bring the same URL back:
+    each used to count as one more page of the site carrying the same blocks, until the page's
+    own story was template to itself."""
+    sites = SiteTemplates(SiteSettings(min_pages=4, min_share=0.5))
+    for n in range(5):
+        clean_document(site_page(n), settings=LOOSE, sites=sites)
+    again = [clean_document(site_page(2), settings=LOOSE, sites=sites) for _ in range(6)]
+    for doc in again:
+        assert ARTICLES[2] in doc.text
+        assert "Copyright 2024" not in doc.text  # the other pages still tell the template
+    assert len({doc.text for doc in again}) == 1  # a replay is cleaned as the first time was
+    assert len(sites.stats("news.example.org")) == 5
+    # the same URL with new content (a page edited between two crawls) replaces the old one
+    edited = site_page(2)
+    edited = RawDocument(
+        body=edited.body.replace("Reporters spoke", "Editors spoke"), id="x", url=edited.url
+    )
+    doc = clean_document(edited, settings=LOOSE, sites=sites)
+    assert "Editors spoke" in doc.text and len(sites.stats("news.example.org")) == 5
+
+
+def test_pages_that_all_declare_the_home_page_are_still_distinct_pages():
+    """Without a fetched URL the site comes from the URL a page declares, which is often the
+    home page on every page: it names the site, never the page."""
+    sites = SiteTemplates(SiteSettings(min_pages=4, min_share=0.5))
+    docs = []
+    for n in range(6):
+        page = site_page(n, url=False)
+        body = page.body.replace(f'/story/{n}"', '/"')
+        assert 'href="https://news.example.org/"' in body
+        docs.append(clean_document(RawDocument(body=body, id=page.id), settings=LOOSE, sites=sites))
+    assert len(sites.stats("news.example.org")) == 6
+    assert "Copyright 2024" not in docs[5].text and ARTICLES[5] in docs[5].text
+
+
+def test_page_identity_is_the_url_without_scheme_www_or_fragment():
+    same = [
+        "https://www.example.org/a?x=1",
+        "http://example.org/a?x=1#top",
+        "HTTPS://Example.ORG/a?x=1",
+    ]
+    assert len({page_identity(url) for url in same}) == 1
+    assert page_identity("https://example.org/a?x=2") != page_identity(same[0])
+    assert page_identity("https://example.org/") == page_identity("https://example.org")
+    assert page_identity("") is None and page_identity("not a url") is None
+    assert page_identity("http://[::1") is None  # urlsplit raises: no identity, no crash
+
+
+def test_a_batch_leaves_out_the_page_of_the_same_url_whatever_its_version():
+    stats = SiteStats(10)
+    menu, body = 1 << 32, 2 << 32
+    first, second = page_identity("https://s.org/1"), page_identity("https://s.org/2")
+    stats.add_page([menu | 7, body | 1], first)
+    stats.add_page([menu | 7, body | 2], second)
+    stats.add_page([menu | 7, body | 3], first)  # page 1 again, edited: replaces it
+    assert len(stats) == 2 and stats.count(body | 1) == 0 and stats.count(body | 3) == 1
+    with stats.others([menu | 7, body | 4], first):  # another version still leaves it out
+        assert len(stats) == 1 and stats.count(body | 3) == 0 and stats.count(menu | 7) == 1
+    assert len(stats) == 2 and stats.count(menu | 7) == 2
+    # identities are stored with the page's signatures, so a worker's table keeps them
+    restored = SiteStats(10)
+    for page in decode_pages(encode_pages(list(stats.pages))):
+        restored.add_page(page)
+    restored.add_page([menu | 7, body | 5], second)
+    assert len(restored) == 2 and restored.count(body | 2) == 0
 
 
 def test_signatures_ignore_numbers_and_case_but_not_the_tag_path():
