@@ -11,9 +11,14 @@ leaving and being killed lost 9 to 18 of 2,766 (in the log: a seek to 196, then 
 a fetch waits, misses fetches that end between the new assignment and the seek.
 
 `install` counts seeks on the consumer; when a seek started or ended while a fetch was under
-way, what the fetch returned is dropped and the partitions are sought back to their committed
-offsets, so they are read again from there (records already cleaned may be cleaned twice,
-which at-least-once allows). Gaps the log really has are left to Faust as before.
+way, the records it returned for the streams' partitions are dropped and each of those
+partitions is sought back to where the seek put it (its commit), so they are read again from
+there (at worst some pages are cleaned twice, which at-least-once allows). Table changelogs,
+which recovery reads with its own offsets, pass as before, and so do gaps the log really has.
+
+This is not the whole story: under faster churn (the broker test
+`test_workers_joining_leaving_and_killed_mid_stream_lose_nothing`, marked ``xfail``) pages
+are still committed without an outcome in some runs, by a path not found yet.
 """
 
 from __future__ import annotations
@@ -54,18 +59,24 @@ def install() -> None:
 
     async def fresh_getmany(self: Any, timeout: float) -> AsyncIterator[tuple[Any, Any]]:
         started = seeks(self)
+        changelogs = self.app.tables.changelog_topics  # table recovery reads them: untouched
+        dropped: set[Any] = set()
         async for tp, message in getmany(self, timeout):
-            if seeks(self) != started:
-                # These records were under way during a seek, read before it or after: drop
-                # them and read again from the committed offsets, as Faust does for a fetch
-                # while its flow is stopped. At worst some are cleaned twice.
-                log.info("dropping records fetched during a seek; reading again from the commits")
-                try:
-                    await self.perform_seek()
-                except Exception as exc:  # revoked meanwhile: its next assignment seeks
-                    log.warning("seeking back after a fetch from before a seek: %r", exc)
-                break
+            if seeks(self) != started and tp.topic not in changelogs:
+                dropped.add(tp)  # under way during a seek, read before it or after
+                continue
             yield tp, message
+        for tp in dropped:
+            # read again from where the seek put the partition (its commit); a partition
+            # revoked meanwhile has no read offset, and its next owner reads it anyway
+            target = self._read_offset.get(tp)
+            if target is None:
+                continue
+            log.info("records of %s fetched during a seek: reading again from %s", tp, target)
+            try:
+                await self.seek(tp, target)
+            except Exception as exc:
+                log.warning("seeking %s back to %s failed: %r", tp, target, exc)
 
     Consumer.perform_seek = counted_perform_seek  # type: ignore[method-assign]
     Consumer.seek = counted_seek  # type: ignore[method-assign]

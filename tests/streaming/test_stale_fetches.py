@@ -22,6 +22,7 @@ from stream_cleaner.streaming import stale_fetches
 stale_fetches.install()
 
 PARTITION = TP("crawl.raw-html.v1", 0)
+CHANGELOG = TP("group-site-templates-changelog", 0)
 
 
 class StandIn:
@@ -29,7 +30,9 @@ class StandIn:
 
     def __init__(self, offsets: list[int], committed: int) -> None:
         self.app = SimpleNamespace(
-            consumer_generation_id=1, monitor=SimpleNamespace(track_tp_end_offset=lambda *a: None)
+            consumer_generation_id=1,
+            monitor=SimpleNamespace(track_tp_end_offset=lambda *a: None),
+            tables=SimpleNamespace(changelog_topics={CHANGELOG.topic}),
         )
         self.scheduler = SimpleNamespace(iterate=lambda records: iter(
             (tp, record) for tp, records_of_tp in records.items() for record in records_of_tp
@@ -42,6 +45,7 @@ class StandIn:
         self.committed = committed
         self.fetch = {PARTITION: [SimpleNamespace(offset=o) for o in offsets]}
         self.seeks_to: list[int] = []
+        self.log = SimpleNamespace(dev=lambda *args: None)
 
     async def _wait_next_records(self, timeout: float) -> tuple[Any, Any]:
         return self.fetch, None
@@ -56,9 +60,13 @@ class StandIn:
         self.seeks_to.append(self.committed)
         return {PARTITION: self.committed}
 
+    async def _seek(self, tp: TP, offset: int) -> None:
+        self.seeks_to.append(offset)
+
     # Faust's methods, as patched, on this object
     getmany = Consumer.getmany
     perform_seek = Consumer.perform_seek
+    seek = Consumer.seek
 
 
 async def _drain(consumer: StandIn, seek_after: int | None = None) -> list[int]:
@@ -83,7 +91,7 @@ def test_records_under_way_during_a_seek_are_dropped_and_read_again() -> None:
     after the seek to 196, and Faust took 197-220 for a gap in the log and committed past it."""
     consumer = StandIn([221, 222, 223], committed=196)
     assert asyncio.run(_drain(consumer, seek_after=1)) == [221]  # the seek came after 221
-    # the rest is dropped, and the partition sought back to its commit once more
+    # the rest is dropped, and the partition sought back to where the seek put it
     assert consumer.seeks_to == [196, 196]
     assert consumer._read_offset[PARTITION] == 196
     assert stale_fetches.seeks(consumer) == 4  # two seeks, each counted as it began and ended
@@ -99,3 +107,11 @@ def test_a_fetch_that_begins_after_a_seek_hands_over_every_record() -> None:
 
     assert asyncio.run(fetch_after_a_seek()) == [196, 197]
     assert consumer.seeks_to == [196]  # no second seek: nothing was dropped
+
+
+def test_table_changelog_records_pass_a_seek_untouched() -> None:
+    """Recovery reads changelogs with offsets of its own: nothing of theirs is dropped."""
+    consumer = StandIn([221, 222], committed=196)
+    consumer.fetch[CHANGELOG] = [SimpleNamespace(offset=o) for o in (40, 41)]
+    assert asyncio.run(_drain(consumer, seek_after=1)) == [221, 40, 41]
+    assert consumer.seeks_to == [196, 196]  # the stream partition alone is sought back
