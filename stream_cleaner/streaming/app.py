@@ -357,9 +357,8 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     """
     import faust
 
-    from . import agents, stale_fetches, views
+    from . import agents, views
 
-    stale_fetches.install()
     settings = WorkerSettings.from_env() if settings is None else settings
     datadir = settings.datadir or os.path.join(
         tempfile.gettempdir(), f"stream-cleaner-{settings.group_id}-data"
