@@ -3,7 +3,8 @@
 Delivery is at-least-once. The agent takes a batch of events without acknowledging them
 (`take_events`, after Faust's ``stream.noack_take``), cleans it in a single worker thread,
 sends every output record, waits until the broker has acknowledged all of them, and only then
-acknowledges the batch's events. Faust commits acknowledged offsets only, and batches are
+acknowledges the batch's events. The worker's consumer (`offsets.guarded`) commits only the
+offsets the agent took and acknowledged, in order from the committed one, and batches are
 acknowledged in order, so an input whose outputs were not written is never committed: after a
 crash, a SIGTERM in the middle of a batch or a rebalance, it is cleaned again and its records
 are published again, byte for byte (`records` keeps values free of clock and host); downstream
@@ -737,10 +738,16 @@ async def take_events(
     event of the stream to a buffer, and waits while the buffer is full), so a busy cleaning
     thread finds its next batch ready: filling a batch only when it was asked for, as
     Faust's ``noack_take`` does, left the thread idle for about 9 ms of every 170.
+
+    Every event is first offered to the consumer's ``take`` (`offsets.guarded`): an event
+    that comes after others of its partition were dropped on the way is left out, and comes
+    again after them.
     """
     from mode.utils.aiter import aiter
 
     loop = asyncio.get_running_loop()
+    # the guarded consumer's check that no event of a partition was skipped (offsets.guarded)
+    take = getattr(stream.app.consumer, "take", None)
     buffer: list[Any] = []
     size = 0
     first_at = 0.0  # when the buffer's first event arrived, on the loop's clock
@@ -757,6 +764,8 @@ async def take_events(
             event = stream.current_event
             if event is None:
                 raise RuntimeError("a value without its event reached the batch")
+            if take is not None and not await take(event.message):
+                return value  # events before it were dropped on the way: it comes again
             if not buffer:
                 first_at = loop.time()
                 arrived.set()

@@ -357,7 +357,7 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     """
     import faust
 
-    from . import agents, views
+    from . import agents, offsets, views
 
     settings = WorkerSettings.from_env() if settings is None else settings
     datadir = settings.datadir or os.path.join(
@@ -396,6 +396,9 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         datadir=datadir,
         autodiscover=False,
     )
+    # the streams see every offset of an input partition in order (offsets.guarded): without
+    # it, Faust committed past pages around rebalances
+    app.transport.Consumer = offsets.guarded(app.transport.Consumer)
     topic_args = {"key_serializer": "raw", "value_serializer": "raw"}
     topics = {
         "input": app.topic(settings.input_topic, **topic_args),

@@ -1,0 +1,249 @@
+"""Input offsets are committed only once the agent took and acknowledged them (fixing Faust).
+
+Faust's consumer (faust-streaming 0.15) commits, per partition, the first run of consecutive
+offsets the streams acknowledged. Around rebalances it committed inputs that no stream ever
+saw; worker traces of the churn broker test showed three ways:
+
+- A fetch under way at a seek (a rebalance's, or table recovery's second seek to the committed
+  offsets) still hands over records read from the old position. Faust takes the offsets it
+  did not see for a gap in the log (as compaction or transaction markers leave), counts them
+  as acknowledged and drops them when they come again. Seen: sought to 97, then 110 came, and
+  Faust noted a gap from 98 to 110.
+- Between recovery's two seeks, the streams drop the events they get while flow control is
+  suspended (Faust's Cython stream iterator skips them without a trace). When nothing was
+  committed yet there is no second seek, so they never come again. Seen: a worker's batches
+  went from offset 3 to 6 of a partition.
+- Faust commits a run of acknowledged offsets that starts one past the committed offset: the
+  record at the committed offset itself, dropped as above, was lost (offset 280 committed over
+  with 281 onwards acknowledged).
+
+`guarded` makes a consumer class that fixes all three. It keeps, per input partition:
+
+- the next offset a fetch must hand over. A record past it is not handed over; the partition
+  is sought back to the missing offset. Only if the same jump comes again when reading from
+  there does the log really lack those records: a confirmed gap.
+- the next offset the agent must take (`take`, called by the agent for every event). An event
+  past it means events between were dropped on the way: it is not taken, and the partition is
+  sought back to the first of them.
+- what it commits: only the run of offsets acknowledged (or in confirmed gaps) that starts
+  exactly at the committed offset (or, with nothing committed, where the assignment began
+  reading), and only acknowledgements of events the agent took.
+
+At worst some records are fetched and cleaned twice, which at-least-once delivery allows.
+Table changelogs, which recovery reads with offsets of its own, and topics without
+acknowledgements pass untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import logging
+import time
+import weakref
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# an event the agent should have been given again after a seek back, and was not: seek again
+RETAKE_SECONDS = 1.0
+# the longest a rebalance waits for the log start offsets of partitions without a commit
+LOOKUP_SECONDS = 10.0
+
+
+def guarded(consumer_class: type[Any]) -> type[Any]:
+    """A subclass of a Faust transport's ``Consumer`` that commits only what the agent took
+    and acknowledged, offset after offset (see the module's docstring)."""
+
+    class GuardedConsumer(consumer_class):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # the offset each input partition's fetches must hand over next
+            self._next_offset: dict[Any, int] = {}
+            # partition -> (missing offset, offset that came instead), sought back once
+            self._jumps: dict[Any, tuple[int, int]] = {}
+            # confirmed gaps in the log: partition -> {first offset: offset after the gap}
+            self._log_gaps: dict[Any, dict[int, int]] = {}
+            # the offset the agent must take next, per partition
+            self._taken_next: dict[Any, int] = {}
+            # partition -> (offset sought back to for the agent, when)
+            self._retaking: dict[Any, tuple[int, float]] = {}
+            # where the assignment began reading a partition that had no committed offset
+            self._start: dict[Any, int] = {}
+            # the messages the agent took: only their acknowledgements count
+            self._taken: weakref.WeakSet[Any] = weakref.WeakSet()
+
+        def _guards(self, tp: Any) -> bool:
+            return bool(self.app.topics.acks_enabled_for(tp.topic))
+
+        # -- seeks -----------------------------------------------------------------------
+
+        async def perform_seek(self) -> None:
+            await super().perform_seek()
+            unknown = []
+            for tp, offset in list(self._read_offset.items()):
+                if not self._guards(tp):
+                    continue
+                self._jumps.pop(tp, None)
+                self._retaking.pop(tp, None)
+                if offset:  # sought to the committed offset: everything is read again
+                    self._next_offset[tp] = self._taken_next[tp] = offset
+                elif tp not in self._next_offset:
+                    unknown.append(tp)
+                # else nothing committed and nothing sought: reading goes on where it was
+            if unknown:  # a new assignment with nothing committed: read from the start
+                for tp, first in (await self._log_starts(unknown)).items():
+                    self._next_offset[tp] = self._taken_next[tp] = self._start[tp] = first
+
+        async def _log_starts(self, tps: list[Any]) -> dict[Any, int]:
+            """The first offset of each partition's log (where the worker's reset policy,
+            ``earliest``, starts a partition without a committed offset); empty if the broker
+            cannot say now."""
+            try:
+                starts = await asyncio.wait_for(self.earliest_offsets(*tps), LOOKUP_SECONDS)
+            except Exception as exc:  # a broker error or a timeout: unknown
+                log.warning("no log start offsets for %s: %r", tps, exc)
+                return {}
+            return {tp: offset for tp, offset in starts.items() if offset is not None}
+
+        async def seek(self, partition: Any, offset: int) -> None:
+            await super().seek(partition, offset)
+            if self._guards(partition):
+                self._next_offset[partition] = offset
+
+        async def _seek(self, partition: Any, offset: int) -> None:
+            # in the consumer's thread: Faust calls aiokafka's seek from the event loop's
+            # thread, and the seek deleted a partition's fetched records while the consumer's
+            # thread was reading them (a KeyError that stopped a worker in the churn test)
+            thread = self._thread
+            await thread.call_thread(thread.seek, partition, offset)
+
+        async def _seek_back(self, tp: Any, offset: int) -> bool:
+            try:
+                await self.seek(tp, offset)
+            except Exception as exc:  # revoked meanwhile: its next owner reads it
+                log.warning("seeking %s back to %d failed: %r", tp, offset, exc)
+                return False
+            return True
+
+        async def on_partitions_revoked(self, revoked: set[Any]) -> None:
+            self._forget(revoked)
+            await super().on_partitions_revoked(revoked)
+
+        def _forget(self, tps: Iterable[Any]) -> None:
+            for state in (self._next_offset, self._jumps, self._log_gaps, self._taken_next,
+                          self._retaking, self._start):  # fmt: skip
+                for tp in tps:
+                    state.pop(tp, None)
+
+        # -- fetches ---------------------------------------------------------------------
+
+        async def getmany(self, timeout: float) -> AsyncIterator[tuple[Any, Any]]:
+            sought_back: set[Any] = set()
+            async for tp, message in super().getmany(timeout):
+                if tp in sought_back:
+                    continue
+                if not self._guards(tp):
+                    yield tp, message
+                    continue
+                offset = message.offset
+                expected = self._next_offset.get(tp)
+                if expected is None or offset == expected:
+                    self._next_offset[tp] = offset + 1
+                    self._jumps.pop(tp, None)
+                elif offset > expected:
+                    if self._jumps.get(tp) != (expected, offset):
+                        sought_back.add(tp)
+                        log.info("%s: fetched %d where %d was due; reading again from %d",
+                                 tp, offset, expected, expected)  # fmt: skip
+                        if await self._seek_back(tp, expected):
+                            self._jumps[tp] = (expected, offset)
+                        else:  # not sought back: a jump again would prove nothing
+                            self._jumps.pop(tp, None)
+                        continue
+                    # the same jump again, reading from the missing offset: a real gap
+                    del self._jumps[tp]
+                    self._log_gaps.setdefault(tp, {})[expected] = offset
+                    self._read_offset[tp] = offset - 1  # so Faust notes no gap of its own
+                    self._next_offset[tp] = offset + 1
+                # below the expected offset: read again after a seek back; Faust drops it
+                # if it is below its read offset
+                yield tp, message
+
+        # -- the agent -------------------------------------------------------------------
+
+        async def take(self, message: Any) -> bool:
+            """Whether the agent should take ``message`` (every event, in stream order).
+
+            ``False`` when events before it never reached the agent: the partition is then
+            sought back to the first of them, and this one comes again after them.
+            """
+            tp = message.tp
+            if not self._guards(tp):
+                return True
+            offset = message.offset
+            due = self._taken_next.get(tp)
+            if due is not None and offset > due and self._gap_end(tp, due) != offset:
+                retaking = self._retaking.get(tp)
+                now = time.monotonic()
+                if retaking is None or retaking[0] != due or now - retaking[1] > RETAKE_SECONDS:
+                    log.info("%s: the agent was given %d where %d was due; reading again "
+                             "from %d", tp, offset, due, due)  # fmt: skip
+                    if await self._seek_back(tp, due):
+                        self._retaking[tp] = (due, now)
+                return False
+            if due is None or offset >= due:
+                self._taken_next[tp] = offset + 1
+                self._retaking.pop(tp, None)
+            # below ``due``: read again after a seek back, taken again (at-least-once)
+            self._taken.add(message)
+            return True
+
+        def ack(self, message: Any) -> bool:
+            if self._guards(message.tp) and message not in self._taken:
+                # an event a stream dropped (Faust's Python stream iterator acknowledges the
+                # events it skips): the agent never had it, so it must not count
+                return False
+            return bool(super().ack(message))
+
+        # -- commits ---------------------------------------------------------------------
+
+        def _gap_end(self, tp: Any, offset: int) -> int | None:
+            """The offset after a confirmed gap that starts at ``offset``, if there is one."""
+            return self._log_gaps.get(tp, {}).get(offset)
+
+        def _new_offset(self, tp: Any) -> int | None:
+            if not self._guards(tp):
+                return super()._new_offset(tp)
+            acked = self._acked[tp]
+            if not acked:
+                return None
+            acked.sort()
+            start = self._committed_offset[tp]
+            if start is None:  # nothing committed: from where the assignment began reading
+                start = self._start.get(tp, acked[0])  # unknown (no broker answer): as Faust
+            index = self._acked_index[tp]
+            stale = bisect.bisect_left(acked, start)  # acknowledged before the seek said
+            if stale:
+                index.difference_update(acked[:stale])
+                del acked[:stale]
+            gaps = self._log_gaps.get(tp, {})
+            for passed in [first for first, after in gaps.items() if after <= start]:
+                del gaps[passed]
+            end, n = start, 0
+            while True:
+                if n < len(acked) and acked[n] == end:
+                    end, n = end + 1, n + 1
+                elif end in gaps:
+                    end = gaps[end]  # kept until committed past: `take` reads it too
+                else:
+                    break
+            if end == start:
+                return None
+            index.difference_update(acked[:n])
+            del acked[:n]
+            return end
+
+    # not renamed: mode registers a service's tasks under its class's module and qualified name
+    return GuardedConsumer

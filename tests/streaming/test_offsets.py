@@ -1,0 +1,248 @@
+"""The consumer guard: input offsets are fetched, taken and committed in order, none skipped.
+
+The broker test `test_workers_joining_leaving_and_killed_mid_stream_lose_nothing` is the one
+that counts; these pin the guard's decisions on records scripted as the seeks and stale fetches
+of a rebalance left them (the orders seen in worker traces), over a stand-in for Faust's
+consumer that records what the guard asked of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+from typing import Any
+
+from faust.types import TP
+
+from stream_cleaner.streaming.offsets import guarded
+
+INPUT = TP("crawl.raw-html.v1", 0)
+OTHER = TP("crawl.raw-html.v1", 1)
+CHANGELOG = TP("g-site-templates-changelog", 0)
+
+
+class Recorder:
+    """The part of Faust's consumer the guard uses: committed offsets, seeks, fetches, gaps."""
+
+    def __init__(self, *, committed: dict[Any, int | None], log_starts: dict[Any, int]) -> None:
+        self.app = SimpleNamespace(
+            topics=SimpleNamespace(acks_enabled_for=lambda topic: "changelog" not in topic)
+        )
+        self.committed = committed
+        self._read_offset: dict[Any, int | None] = {}
+        self.fetches: list[list[tuple[Any, int]]] = []
+        self.seeks: list[tuple[Any, int]] = []
+        self.gaps: list[tuple[Any, int, int]] = []
+
+        self.log_starts = log_starts
+        self._acked: defaultdict[Any, list[int]] = defaultdict(list)
+        self._acked_index: defaultdict[Any, set[int]] = defaultdict(set)
+        self._committed_offset: defaultdict[Any, int | None] = defaultdict(lambda: None)
+
+    async def earliest_offsets(self, *tps: Any) -> dict[Any, int]:
+        return {tp: self.log_starts[tp] for tp in tps}
+
+    def ack(self, message: Any) -> bool:  # as Faust's, without its locks
+        tp, offset = message.tp, message.offset
+        committed = self._committed_offset[tp]
+        if (committed is None or offset >= committed) and offset not in self._acked_index[tp]:
+            self._acked_index[tp].add(offset)
+            self._acked[tp].append(offset)
+            return True
+        return False
+
+    async def perform_seek(self) -> None:  # as Faust's: the read offset is the commit
+        self._read_offset.update({tp: offset or None for tp, offset in self.committed.items()})
+        self._committed_offset.update({tp: offset or None for tp, offset in self.committed.items()})
+
+    async def seek(self, partition: Any, offset: int) -> None:
+        self.seeks.append((partition, offset))
+        self._read_offset[partition] = offset or None
+
+    async def on_partitions_revoked(self, revoked: set[Any]) -> None:
+        for tp in revoked:
+            self._read_offset.pop(tp, None)
+
+    async def _add_gap(self, tp: Any, offset_from: int, offset_to: int) -> None:
+        self.gaps.append((tp, offset_from, offset_to))
+
+    async def getmany(self, timeout: float) -> AsyncIterator[tuple[Any, Any]]:
+        for tp, offset in self.fetches.pop(0):
+            yield tp, message(tp, offset)
+
+
+class Message:
+    """What the guard reads of a Faust message (and a weak reference to it)."""
+
+    def __init__(self, tp: Any, offset: int) -> None:
+        self.tp, self.offset = tp, offset
+
+
+def message(tp: Any, offset: int) -> Message:
+    return Message(tp, offset)
+
+
+def consumer(committed: dict[Any, int | None], log_starts: dict[Any, int] | None = None) -> Any:
+    return guarded(Recorder)(committed=committed, log_starts=log_starts or {})
+
+
+def fetch(consumer: Any, *records: tuple[Any, int]) -> list[tuple[Any, int]]:
+    """What the streams get of one fetch holding ``records``."""
+    consumer.fetches.append(list(records))
+
+    async def drain() -> list[tuple[Any, int]]:
+        return [(tp, message.offset) async for tp, message in consumer.getmany(1.0)]
+
+    return asyncio.run(drain())
+
+
+def test_records_from_before_a_seek_are_read_again_from_the_seek() -> None:
+    guard = consumer({INPUT: 72, OTHER: 10})
+    asyncio.run(guard.perform_seek())
+    # the rest of a fetch from the old position: 78 where 72 is due
+    got = fetch(guard, (INPUT, 78), (OTHER, 10), (INPUT, 79), (OTHER, 11))
+    assert got == [(OTHER, 10), (OTHER, 11)]
+    assert guard.seeks == [(INPUT, 72)]
+    assert guard.gaps == []
+    got = fetch(guard, (INPUT, 72), (INPUT, 73), (OTHER, 12))
+    assert got == [(INPUT, 72), (INPUT, 73), (OTHER, 12)]
+    assert guard.gaps == []
+
+
+def test_a_jump_seen_again_from_the_missing_offset_is_a_gap_in_the_log() -> None:
+    guard = consumer({INPUT: 10})
+    asyncio.run(guard.perform_seek())
+    assert fetch(guard, (INPUT, 15), (INPUT, 16)) == []
+    assert guard.seeks == [(INPUT, 10)]
+    assert fetch(guard, (INPUT, 15), (INPUT, 16)) == [(INPUT, 15), (INPUT, 16)]
+    assert guard.seeks == [(INPUT, 10)]  # not sought a second time
+    assert guard._log_gaps[INPUT] == {10: 15}
+    # kept by the guard, not by Faust (whose gaps count towards its commits); Faust compares
+    # the next record with its read offset and notes no gap of its own
+    assert guard.gaps == []
+    assert guard._read_offset[INPUT] == 14
+
+
+def test_a_partition_without_a_commit_is_guarded_from_the_start_of_its_log() -> None:
+    # nothing committed: no seek; the fetcher restarts at the log's start, but records read
+    # before the rebalance from further on still come
+    guard = consumer({INPUT: None}, log_starts={INPUT: 0})
+    asyncio.run(guard.perform_seek())
+    assert fetch(guard, (INPUT, 50), (INPUT, 51)) == []
+    assert guard.seeks == [(INPUT, 0)]
+    assert fetch(guard, (INPUT, 0), (INPUT, 1)) == [(INPUT, 0), (INPUT, 1)]
+
+
+def test_records_read_again_after_a_seek_back_pass_for_faust_to_judge() -> None:
+    guard = consumer({INPUT: 5})
+    asyncio.run(guard.perform_seek())
+    assert fetch(guard, (INPUT, 5), (INPUT, 6), (INPUT, 7)) == [(INPUT, 5), (INPUT, 6), (INPUT, 7)]
+    asyncio.run(guard.seek(INPUT, 5))
+    assert fetch(guard, (INPUT, 5), (INPUT, 6)) == [(INPUT, 5), (INPUT, 6)]
+    # older than due (a fetch that began before the seek): Faust drops it below its read offset
+    assert fetch(guard, (INPUT, 3)) == [(INPUT, 3)]
+    assert guard.seeks == [(INPUT, 5)]
+
+
+def test_changelogs_and_revoked_partitions_pass_untouched() -> None:
+    guard = consumer({INPUT: 20, CHANGELOG: 3})
+    asyncio.run(guard.perform_seek())
+    assert fetch(guard, (CHANGELOG, 40), (CHANGELOG, 90)) == [(CHANGELOG, 40), (CHANGELOG, 90)]
+    asyncio.run(guard.on_partitions_revoked({INPUT}))
+    # nothing known of a partition until its next seek
+    assert fetch(guard, (INPUT, 33), (INPUT, 34)) == [(INPUT, 33), (INPUT, 34)]
+    assert guard.seeks == []
+    assert fetch(guard, (INPUT, 36)) == []  # after 34, 35 is due
+    assert guard.seeks == [(INPUT, 35)]
+
+
+def test_the_worker_app_consumes_through_the_guard() -> None:
+    from stream_cleaner.streaming.app import create_app
+
+    app = create_app()
+    assert type(app.consumer).__name__ == "GuardedConsumer"
+    assert hasattr(app.consumer, "_next_offset")
+
+
+def test_a_partition_that_cannot_be_sought_back_proves_no_gap() -> None:
+    guard = consumer({INPUT: 10})
+    asyncio.run(guard.perform_seek())
+
+    async def revoked(partition: Any, offset: int) -> None:
+        raise RuntimeError("partition not assigned")
+
+    guard.seek = revoked
+    assert fetch(guard, (INPUT, 15)) == []
+    # the same jump once more is not taken for a gap: nothing was read from 10 in between
+    guard.seek = Recorder.seek.__get__(guard)
+    assert fetch(guard, (INPUT, 15)) == []
+    assert guard.seeks == [(INPUT, 10)]
+    assert guard.gaps == []
+
+
+def take(guard: Any, tp: Any, *offsets: int) -> list[int]:
+    """The offsets the agent takes of events handed to it in this order."""
+    events = [message(tp, offset) for offset in offsets]
+    taken = [event for event in events if asyncio.run(guard.take(event))]
+    guard.events = getattr(guard, "events", []) + taken  # the agent holds what it took
+    return [event.offset for event in taken]
+
+
+def test_events_dropped_before_the_agent_are_read_again() -> None:
+    # offsets 4 and 5 reached the stream while flow control was suspended and were dropped
+    guard = consumer({INPUT: None}, log_starts={INPUT: 0})
+    asyncio.run(guard.perform_seek())
+    assert take(guard, INPUT, 0, 1, 2, 3) == [0, 1, 2, 3]
+    assert take(guard, INPUT, 6, 7) == []
+    assert guard.seeks == [(INPUT, 4)]  # once, not for every later event
+    assert take(guard, INPUT, 4, 5, 6) == [4, 5, 6]
+    # read again after the seek back: taken again, at-least-once
+    assert take(guard, INPUT, 5) == [5]
+
+
+def test_an_event_at_the_end_of_a_confirmed_gap_is_taken() -> None:
+    guard = consumer({INPUT: 10})
+    asyncio.run(guard.perform_seek())
+    fetch(guard, (INPUT, 15))
+    fetch(guard, (INPUT, 15))  # confirmed: the log has nothing from 10 to 14
+    assert take(guard, INPUT, 15, 16) == [15, 16]
+    for event in guard.events:
+        guard.ack(event)
+    assert guard._new_offset(INPUT) == 17
+
+
+def test_nothing_is_committed_past_an_offset_the_agent_did_not_acknowledge() -> None:
+    guard = consumer({INPUT: 280})
+    asyncio.run(guard.perform_seek())
+    take(guard, INPUT, 280, 281, 282)
+    first, *rest = guard.events
+    for event in rest:
+        assert guard.ack(event)
+    # Faust's own rule commits 283 here: 281 is only one past the committed 280
+    assert guard._new_offset(INPUT) is None
+    assert guard.ack(first)
+    assert guard._new_offset(INPUT) == 283
+
+
+def test_only_acknowledgements_of_events_the_agent_took_count() -> None:
+    guard = consumer({INPUT: 0}, log_starts={INPUT: 0})
+    asyncio.run(guard.perform_seek())
+    skipped = message(INPUT, 0)  # a stream dropped it and acknowledged it anyway
+    assert not guard.ack(skipped)
+    take(guard, INPUT, 0)
+    assert guard.ack(guard.events[0])
+    assert guard._new_offset(INPUT) == 1
+
+
+def test_acknowledgements_from_before_a_seek_do_not_block_commits() -> None:
+    guard = consumer({INPUT: None}, log_starts={INPUT: 0})
+    asyncio.run(guard.perform_seek())
+    take(guard, INPUT, 0, 1, 2)
+    for event in guard.events:
+        guard.ack(event)
+    guard.committed = {INPUT: 2}  # another worker committed 2 meanwhile; this one re-joins
+    asyncio.run(guard.on_partitions_revoked({INPUT}))
+    asyncio.run(guard.perform_seek())
+    assert guard._new_offset(INPUT) == 3
