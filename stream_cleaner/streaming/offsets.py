@@ -89,9 +89,10 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
                 self._retaking.pop(tp, None)
                 if offset:  # sought to the committed offset: everything is read again
                     self._next_offset[tp] = self._taken_next[tp] = offset
-                elif tp not in self._next_offset:
+                elif tp not in self._start:
                     unknown.append(tp)
-                # else nothing committed and nothing sought: reading goes on where it was
+                # else nothing committed and nothing sought (recovery's second seek of the
+                # same assignment): reading goes on where it was
             if unknown:  # a new assignment with nothing committed: read from the start
                 for tp, first in (await self._log_starts(unknown)).items():
                     self._next_offset[tp] = self._taken_next[tp] = self._start[tp] = first

@@ -246,3 +246,15 @@ def test_acknowledgements_from_before_a_seek_do_not_block_commits() -> None:
     asyncio.run(guard.on_partitions_revoked({INPUT}))
     asyncio.run(guard.perform_seek())
     assert guard._new_offset(INPUT) == 3
+
+
+def test_records_before_a_new_assignments_seek_do_not_hide_the_start_of_the_log() -> None:
+    guard = consumer({INPUT: None}, log_starts={INPUT: 0})
+    # a record fetched before the rebalance, handed over before the assignment's seek
+    assert fetch(guard, (INPUT, 50)) == [(INPUT, 50)]
+    assert take(guard, INPUT, 50) == [50]
+    guard.ack(guard.events[0])
+    asyncio.run(guard.perform_seek())
+    assert fetch(guard, (INPUT, 51)) == []
+    assert guard.seeks == [(INPUT, 0)]
+    assert guard._new_offset(INPUT) is None  # 0 to 49 were not acknowledged
