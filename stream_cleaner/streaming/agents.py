@@ -764,7 +764,7 @@ async def take_events(
             event = stream.current_event
             if event is None:
                 raise RuntimeError("a value without its event reached the batch")
-            if take is not None and not await take(event.message):
+            if take is not None and not take(event.message):
                 return value  # events before it were dropped on the way: it comes again
             if not buffer:
                 first_at = loop.time()

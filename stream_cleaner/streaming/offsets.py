@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 RETAKE_SECONDS = 1.0
 # the longest a rebalance waits for the log start offsets of partitions without a commit
 LOOKUP_SECONDS = 10.0
+# the longest a seek back waits for the consumer's thread
+SEEK_SECONDS = 10.0
 
 
 def guarded(consumer_class: type[Any]) -> type[Any]:
@@ -73,6 +75,8 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
             self._start: dict[Any, int] = {}
             # the messages the agent took: only their acknowledgements count
             self._taken: weakref.WeakSet[Any] = weakref.WeakSet()
+            # seeks back that `take` started
+            self._seeking: set[asyncio.Future[bool]] = set()
 
         def _guards(self, tp: Any) -> bool:
             return bool(self.app.topics.acks_enabled_for(tp.topic))
@@ -122,8 +126,8 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
 
         async def _seek_back(self, tp: Any, offset: int) -> bool:
             try:
-                await self.seek(tp, offset)
-            except Exception as exc:  # revoked meanwhile: its next owner reads it
+                await asyncio.wait_for(self.seek(tp, offset), SEEK_SECONDS)
+            except Exception as exc:  # revoked meanwhile (its next owner reads it), stopping
                 log.warning("seeking %s back to %d failed: %r", tp, offset, exc)
                 return False
             return True
@@ -174,11 +178,13 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
 
         # -- the agent -------------------------------------------------------------------
 
-        async def take(self, message: Any) -> bool:
+        def take(self, message: Any) -> bool:
             """Whether the agent should take ``message`` (every event, in stream order).
 
             ``False`` when events before it never reached the agent: the partition is then
-            sought back to the first of them, and this one comes again after them.
+            sought back to the first of them, and this one comes again after them. The seek
+            runs in a task of its own: the stream must not wait for the consumer's thread,
+            which in a rebalance waits for the streams' events to be acknowledged.
             """
             tp = message.tp
             if not self._guards(tp):
@@ -191,8 +197,10 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
                 if retaking is None or retaking[0] != due or now - retaking[1] > RETAKE_SECONDS:
                     log.info("%s: the agent was given %d where %d was due; reading again "
                              "from %d", tp, offset, due, due)  # fmt: skip
-                    if await self._seek_back(tp, due):
-                        self._retaking[tp] = (due, now)
+                    self._retaking[tp] = (due, now)
+                    seeking = asyncio.ensure_future(self._seek_back(tp, due))
+                    self._seeking.add(seeking)  # the loop keeps weak references to tasks
+                    seeking.add_done_callback(self._seeking.discard)
                 return False
             if due is None or offset >= due:
                 self._taken_next[tp] = offset + 1

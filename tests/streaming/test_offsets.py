@@ -185,7 +185,13 @@ def test_a_partition_that_cannot_be_sought_back_proves_no_gap() -> None:
 def take(guard: Any, tp: Any, *offsets: int) -> list[int]:
     """The offsets the agent takes of events handed to it in this order."""
     events = [message(tp, offset) for offset in offsets]
-    taken = [event for event in events if asyncio.run(guard.take(event))]
+
+    async def offer() -> list[Message]:
+        taken = [event for event in events if guard.take(event)]
+        await asyncio.gather(*guard._seeking)  # the seeks back it started
+        return taken
+
+    taken = asyncio.run(offer())
     guard.events = getattr(guard, "events", []) + taken  # the agent holds what it took
     return [event.offset for event in taken]
 
