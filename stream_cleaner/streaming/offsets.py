@@ -17,17 +17,17 @@ saw; worker traces of the churn broker test showed three ways:
   record at the committed offset itself, dropped as above, was lost (offset 280 committed over
   with 281 onwards acknowledged).
 
-`guarded` makes a consumer class that fixes all three. It keeps, per input partition:
+`guarded` makes a consumer class that fixes all three. Per input partition:
 
-- the next offset a fetch must hand over. A record past it is not handed over; the partition
-  is sought back to the missing offset. Only if the same jump comes again when reading from
-  there does the log really lack those records: a confirmed gap.
-- the next offset the agent must take (`take`, called by the agent for every event). An event
-  past it means events between were dropped on the way: it is not taken, and the partition is
-  sought back to the first of them.
-- what it commits: only the run of offsets acknowledged (or in confirmed gaps) that starts
+- Fetches must hand over the offsets in order. A record past the next offset is not handed
+  over; the partition is sought back to the missing offset. Only if the same jump comes again
+  when reading from there does the log really lack those records: a confirmed gap.
+- A commit covers only the run of offsets acknowledged (or in confirmed gaps) that starts
   exactly at the committed offset (or, with nothing committed, where the assignment began
-  reading), and only acknowledgements of events the agent took.
+  reading). Only acknowledgements of events the agent took (`take`) count.
+- When commits have waited `STUCK_SECONDS` for an offset while later ones are acknowledged,
+  and no stream holds its event, the event was dropped on the way: the partition is read
+  again from it.
 
 At worst some records are fetched and cleaned twice, which at-least-once delivery allows.
 Table changelogs, which recovery reads with offsets of its own, and topics without
@@ -46,8 +46,9 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-# an event the agent should have been given again after a seek back, and was not: seek again
-RETAKE_SECONDS = 1.0
+# how long commits of a partition may wait for an offset that no stream holds before the
+# partition is read again from it
+STUCK_SECONDS = 5.0
 # the longest a rebalance waits for the log start offsets of partitions without a commit
 LOOKUP_SECONDS = 10.0
 # the longest a seek back waits for the consumer's thread
@@ -67,15 +68,13 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
             self._jumps: dict[Any, tuple[int, int]] = {}
             # confirmed gaps in the log: partition -> {first offset: offset after the gap}
             self._log_gaps: dict[Any, dict[int, int]] = {}
-            # the offset the agent must take next, per partition
-            self._taken_next: dict[Any, int] = {}
-            # partition -> (offset sought back to for the agent, when)
-            self._retaking: dict[Any, tuple[int, float]] = {}
+            # partition -> (the offset its commits wait for, since when)
+            self._stuck: dict[Any, tuple[int, float]] = {}
             # where the assignment began reading a partition that had no committed offset
             self._start: dict[Any, int] = {}
             # the messages the agent took: only their acknowledgements count
             self._taken: weakref.WeakSet[Any] = weakref.WeakSet()
-            # seeks back that `take` started
+            # seeks back started at a commit
             self._seeking: set[asyncio.Future[bool]] = set()
 
         def _guards(self, tp: Any) -> bool:
@@ -90,16 +89,16 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
                 if not self._guards(tp):
                     continue
                 self._jumps.pop(tp, None)
-                self._retaking.pop(tp, None)
+                self._stuck.pop(tp, None)
                 if offset:  # sought to the committed offset: everything is read again
-                    self._next_offset[tp] = self._taken_next[tp] = offset
+                    self._next_offset[tp] = offset
                 elif tp not in self._start:
                     unknown.append(tp)
                 # else nothing committed and nothing sought (recovery's second seek of the
                 # same assignment): reading goes on where it was
             if unknown:  # a new assignment with nothing committed: read from the start
                 for tp, first in (await self._log_starts(unknown)).items():
-                    self._next_offset[tp] = self._taken_next[tp] = self._start[tp] = first
+                    self._next_offset[tp] = self._start[tp] = first
 
         async def _log_starts(self, tps: list[Any]) -> dict[Any, int]:
             """The first offset of each partition's log (where the worker's reset policy,
@@ -137,8 +136,8 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
             await super().on_partitions_revoked(revoked)
 
         def _forget(self, tps: Iterable[Any]) -> None:
-            for state in (self._next_offset, self._jumps, self._log_gaps, self._taken_next,
-                          self._retaking, self._start):  # fmt: skip
+            for state in (self._next_offset, self._jumps, self._log_gaps, self._stuck,
+                          self._start):  # fmt: skip
                 for tp in tps:
                     state.pop(tp, None)
 
@@ -178,36 +177,9 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
 
         # -- the agent -------------------------------------------------------------------
 
-        def take(self, message: Any) -> bool:
-            """Whether the agent should take ``message`` (every event, in stream order).
-
-            ``False`` when events before it never reached the agent: the partition is then
-            sought back to the first of them, and this one comes again after them. The seek
-            runs in a task of its own: the stream must not wait for the consumer's thread,
-            which in a rebalance waits for the streams' events to be acknowledged.
-            """
-            tp = message.tp
-            if not self._guards(tp):
-                return True
-            offset = message.offset
-            due = self._taken_next.get(tp)
-            if due is not None and offset > due and self._gap_end(tp, due) != offset:
-                retaking = self._retaking.get(tp)
-                now = time.monotonic()
-                if retaking is None or retaking[0] != due or now - retaking[1] > RETAKE_SECONDS:
-                    log.info("%s: the agent was given %d where %d was due; reading again "
-                             "from %d", tp, offset, due, due)  # fmt: skip
-                    self._retaking[tp] = (due, now)
-                    seeking = asyncio.ensure_future(self._seek_back(tp, due))
-                    self._seeking.add(seeking)  # the loop keeps weak references to tasks
-                    seeking.add_done_callback(self._seeking.discard)
-                return False
-            if due is None or offset >= due:
-                self._taken_next[tp] = offset + 1
-                self._retaking.pop(tp, None)
-            # below ``due``: read again after a seek back, taken again (at-least-once)
+        def take(self, message: Any) -> None:
+            """Note that the agent took ``message`` (called for every event it takes)."""
             self._taken.add(message)
-            return True
 
         def ack(self, message: Any) -> bool:
             if self._guards(message.tp) and message not in self._taken:
@@ -217,10 +189,6 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
             return bool(super().ack(message))
 
         # -- commits ---------------------------------------------------------------------
-
-        def _gap_end(self, tp: Any, offset: int) -> int | None:
-            """The offset after a confirmed gap that starts at ``offset``, if there is one."""
-            return self._log_gaps.get(tp, {}).get(offset)
 
         def _new_offset(self, tp: Any) -> int | None:
             if not self._guards(tp):
@@ -245,14 +213,42 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
                 if n < len(acked) and acked[n] == end:
                     end, n = end + 1, n + 1
                 elif end in gaps:
-                    end = gaps[end]  # kept until committed past: `take` reads it too
+                    end = gaps[end]  # kept until committed past
                 else:
                     break
             if end == start:
+                if acked:
+                    self._wait_for(tp, start)
                 return None
+            self._stuck.pop(tp, None)
             index.difference_update(acked[:n])
             del acked[:n]
             return end
+
+        def _wait_for(self, tp: Any, offset: int) -> None:
+            """Commits of ``tp`` wait for ``offset`` while later offsets are acknowledged.
+
+            Normally its event is still being cleaned or held. If no stream has held it for
+            `STUCK_SECONDS` (Faust dropped it on the way), the partition is read again from
+            it. The seek runs in a task: commits run on the event loop, and the consumer's
+            thread may be in a rebalance that waits for the loop.
+            """
+            now = time.monotonic()
+            since = self._stuck.get(tp)
+            if since is None or since[0] != offset:
+                self._stuck[tp] = (offset, now)
+                return
+            if now - since[1] < STUCK_SECONDS:
+                return
+            held = any(m.tp == tp and m.offset == offset for m in list(self._unacked_messages))
+            self._stuck[tp] = (offset, now)  # look again in STUCK_SECONDS
+            if held:
+                return
+            log.info("%s: commits waited %.0f s for offset %d, which no stream holds; "
+                     "reading again from it", tp, now - since[1], offset)  # fmt: skip
+            seeking = asyncio.ensure_future(self._seek_back(tp, offset))
+            self._seeking.add(seeking)  # the loop keeps weak references to tasks
+            seeking.add_done_callback(self._seeking.discard)
 
     # not renamed: mode registers a service's tasks under its class's module and qualified name
     return GuardedConsumer

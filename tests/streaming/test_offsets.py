@@ -9,6 +9,7 @@ consumer that records what the guard asked of it.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
@@ -35,6 +36,7 @@ class Recorder:
         self.fetches: list[list[tuple[Any, int]]] = []
         self.seeks: list[tuple[Any, int]] = []
         self.gaps: list[tuple[Any, int, int]] = []
+        self._unacked_messages: weakref.WeakSet[Any] = weakref.WeakSet()
 
         self.log_starts = log_starts
         self._acked: defaultdict[Any, list[int]] = defaultdict(list)
@@ -183,29 +185,49 @@ def test_a_partition_that_cannot_be_sought_back_proves_no_gap() -> None:
 
 
 def take(guard: Any, tp: Any, *offsets: int) -> list[int]:
-    """The offsets the agent takes of events handed to it in this order."""
+    """The agent takes events at ``offsets`` (it keeps them in ``guard.events``)."""
     events = [message(tp, offset) for offset in offsets]
-
-    async def offer() -> list[Message]:
-        taken = [event for event in events if guard.take(event)]
-        await asyncio.gather(*guard._seeking)  # the seeks back it started
-        return taken
-
-    taken = asyncio.run(offer())
-    guard.events = getattr(guard, "events", []) + taken  # the agent holds what it took
-    return [event.offset for event in taken]
+    for event in events:
+        guard.take(event)
+    guard.events = getattr(guard, "events", []) + events  # the agent holds what it took
+    return [event.offset for event in events]
 
 
-def test_events_dropped_before_the_agent_are_read_again() -> None:
+def commit_offset(guard: Any, tp: Any) -> int | None:
+    """What a commit of ``tp`` would commit now, with the seeks back it starts done."""
+
+    async def commit() -> int | None:
+        offset = guard._new_offset(tp)
+        await asyncio.gather(*guard._seeking)
+        if offset is not None:  # as Faust's commit records it
+            guard._committed_offset[tp] = offset
+        return offset
+
+    return asyncio.run(commit())
+
+
+def test_commits_wait_for_an_event_dropped_on_the_way_and_read_it_again(monkeypatch) -> None:
     # offsets 4 and 5 reached the stream while flow control was suspended and were dropped
     guard = consumer({INPUT: None}, log_starts={INPUT: 0})
     asyncio.run(guard.perform_seek())
-    assert take(guard, INPUT, 0, 1, 2, 3) == [0, 1, 2, 3]
-    assert take(guard, INPUT, 6, 7) == []
-    assert guard.seeks == [(INPUT, 4)]  # once, not for every later event
-    assert take(guard, INPUT, 4, 5, 6) == [4, 5, 6]
-    # read again after the seek back: taken again, at-least-once
-    assert take(guard, INPUT, 5) == [5]
+    take(guard, INPUT, 0, 1, 2, 3, 6, 7)
+    for event in guard.events:
+        guard.ack(event)
+    assert commit_offset(guard, INPUT) == 4
+    assert commit_offset(guard, INPUT) is None  # waits for 4 (noted now)
+    assert guard.seeks == []
+    monkeypatch.setattr("stream_cleaner.streaming.offsets.STUCK_SECONDS", 0.0)
+    held = message(INPUT, 4)  # while a stream holds 4 (held for its site, being cleaned)
+    guard._unacked_messages.add(held)
+    assert commit_offset(guard, INPUT) is None
+    assert guard.seeks == []
+    guard._unacked_messages.discard(held)
+    assert commit_offset(guard, INPUT) is None
+    assert guard.seeks == [(INPUT, 4)]  # no stream holds it: read again from 4
+    take(guard, INPUT, 4, 5, 6, 7)
+    for event in guard.events[-4:]:
+        guard.ack(event)
+    assert commit_offset(guard, INPUT) == 8
 
 
 def test_an_event_at_the_end_of_a_confirmed_gap_is_taken() -> None:
