@@ -745,7 +745,6 @@ async def take_events(
     from mode.utils.aiter import aiter
 
     loop = asyncio.get_running_loop()
-    # the guarded consumer counts only acknowledgements of events the agent took
     take = getattr(stream.app.consumer, "take", None)
     buffer: list[Any] = []
     size = 0

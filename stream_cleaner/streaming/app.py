@@ -396,8 +396,8 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         datadir=datadir,
         autodiscover=False,
     )
-    # the streams see every offset of an input partition in order (offsets.guarded): without
-    # it, Faust committed past pages around rebalances
+    # commits only the input offsets the agent took and acknowledged, in order
+    # (offsets.guarded): without it, Faust committed past pages around rebalances
     app.transport.Consumer = offsets.guarded(app.transport.Consumer)
     topic_args = {"key_serializer": "raw", "value_serializer": "raw"}
     topics = {
