@@ -1,10 +1,11 @@
 """Compile stream-cleaner's optional native speed-ups in place (stream_cleaner/_native/*.so).
 
 Cython modules for the hot loops: ``sentences`` splits blocks into sentences, ``signatures``
-hashes blocks for site templates, ``trees`` walks the labeller's trees and ``text_features``
-scans block texts for it. Two read the C structures of extensions the package already uses:
-``lexbor_walk`` walks selectolax's lexbor tree, and ``kenlm_score`` normalises and scores
-through the C++ model a ``kenlm.Model`` holds.
+hashes blocks for site templates, ``trees`` walks the labeller's trees, ``text_features``
+scans block texts for it and ``record_batch`` writes the worker's Kafka record batches.
+Two read the C structures of extensions the package already uses: ``lexbor_walk`` walks
+selectolax's lexbor tree, and ``kenlm_score`` normalises and scores through the C++ model a
+``kenlm.Model`` holds.
 Those compile against the headers of exactly the installed versions, taken from their sdists on
 PyPI (cached in .cache/native), and the versions are recorded in ``_native/built_for.json``: at
 import the package uses the modules only while the installed versions still match, and falls
@@ -88,6 +89,12 @@ def main() -> int:
         Extension(
             "stream_cleaner._native.text_features",
             [str(NATIVE / "text_features.pyx")],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "stream_cleaner._native.record_batch",
+            [str(NATIVE / "record_batch.pyx")],
+            include_dirs=[str(NATIVE)],
             extra_compile_args=["-O2"],
         ),
         Extension(

@@ -758,3 +758,101 @@ def test_dart_booster_exports_to_the_scores_lightgbm_predicts(native, monkeypatc
     np.testing.assert_allclose(fast, expected, rtol=0, atol=1e-9)
     monkeypatch.setattr(labeller, "native_module", lambda name: None)
     assert fast.tobytes() == trees.raw_scores(test).tobytes()
+
+
+def _aiokafka_batch(records: list, batch_size: int) -> tuple[list, bytes]:
+    """What aiokafka's own builder makes of ``(offset, timestamp, key, value, headers)``:
+    which records it took (None where one did not fit) and the batch's bytes."""
+    from aiokafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, 0, batch_size)
+    taken = []
+    for offset, timestamp, key, value, headers in records:
+        found = builder.append(offset, timestamp, key=key, value=value, headers=headers)
+        taken.append(None if found is None else (found.offset, found.size, found.timestamp))
+    return taken, bytes(builder.build())
+
+
+def _random_records(rnd: random.Random, n: int) -> list:
+    def blob() -> bytes | None:
+        return rnd.choice([None, b"", bytes(rnd.randbytes(rnd.choice([1, 63, 64, 200, 9000])))])
+
+    records, timestamp = [], 1_700_000_000_000
+    for offset in range(n):
+        timestamp += rnd.choice([0, 1, -5, 70_000, -(2**40)])  # deltas of every varint size
+        headers = [(rnd.choice(["a", "stage-seconds", "caf\u00e9"]), blob())
+                   for _ in range(rnd.choice([0, 0, 1, 3]))]  # fmt: skip
+        key = blob()
+        value = blob() if key is not None else b"v"  # aiokafka needs one of the two
+        records.append((offset, timestamp, key, value, headers))
+    return records
+
+
+@pytest.mark.parametrize("fastest_crc", [True, False])
+def test_native_record_batch_is_aiokafkas_bytes(native, fastest_crc):
+    """The worker's record batches are byte for byte aiokafka's for the same records: keys,
+    values and header values absent, empty or long, timestamps going back, and batches that
+    fill up (the first record always taken); with the CRC instruction and with the table."""
+    from aiokafka.record.default_records import DefaultRecordBatch
+
+    module = native["record_batch"]
+    rnd = random.Random(41)
+    try:
+        module.use_fastest_crc(fastest_crc)
+        for n, batch_size in [(0, 1024), (1, 10), (40, 1 << 20), (60, 4096), (30, 300)]:
+            records = _random_records(rnd, n)
+            taken, expected = _aiokafka_batch(records, batch_size)
+            builder = module.RecordBatchBuilder(batch_size)
+            ours = [builder.append(offset, timestamp, key=key, value=value, headers=headers)
+                    for offset, timestamp, key, value, headers in records]  # fmt: skip
+            assert ours == taken
+            assert builder.record_count() == sum(found is not None for found in taken)
+            built = bytes(builder.build())
+            assert built == expected
+            assert DefaultRecordBatch(built).validate_crc()
+            with pytest.raises(RuntimeError):
+                builder.append(0, None, key=b"k", value=b"v", headers=[])
+    finally:
+        module.use_fastest_crc(True)
+
+
+def test_native_record_batch_appends_values_as_aiokafka_appends_them(native):
+    """`append_values`: a document's sentence records in one call are the records aiokafka
+    writes one by one (at the batch's timestamp); it stops at the first that does not fit or
+    is near the size limit, and the rest go on from there."""
+    module = native["record_batch"]
+    values = [b'{"index":%d,"text":"%s"}' % (i, b"x" * (i * 7 % 300)) for i in range(400)]
+    values[150] = b"y" * 5000  # near the limit below
+    builder = module.RecordBatchBuilder(16_384)
+    end = builder.append_values(10, b"doc-1", tuple(values), 3, 4000)
+    assert 3 < end < 150
+    built = bytes(builder.build())
+    timestamp = int.from_bytes(built[27:35], "big")
+    records = [(10 + i, timestamp, b"doc-1", values[3 + i], []) for i in range(end - 3)]
+    taken, expected = _aiokafka_batch(records, 16_384)
+    assert None not in taken
+    assert built == expected
+    builder = module.RecordBatchBuilder(1 << 20)
+    assert builder.append_values(0, b"doc-1", values, end, 4000) == 150
+    assert builder.append_values(140, b"doc-1", values, 151, 4000) == len(values)
+    assert builder.record_count() == 150 - end + len(values) - 151
+    with pytest.raises(TypeError):
+        builder.append_values(0, b"doc-1", ["not bytes"], 0, 4000)
+
+
+def test_native_crc32c_is_castagnolis(native):
+    """The checksum is CRC-32C (its check value, and aiokafka's on random data of every
+    length up to a few words past the instruction's eight bytes), with either way of making it."""
+    from aiokafka.record.util import calc_crc32c
+
+    module = native["record_batch"]
+    rnd = random.Random(5)
+    try:
+        for fastest in (True, False):
+            module.use_fastest_crc(fastest)
+            assert module.crc32c(b"123456789") == 0xE3069283
+            for n in [*range(40), 1000, 65_537]:
+                data = rnd.randbytes(n)
+                assert module.crc32c(data) == calc_crc32c(data)
+    finally:
+        module.use_fastest_crc(True)

@@ -20,7 +20,10 @@ from types import ModuleType
 
 log = logging.getLogger(__name__)
 BUILT_FOR = Path(__file__).parent / "built_for.json"
-MODULES = ("lexbor_walk", "sentences", "signatures", "trees", "text_features", "kenlm_score")
+MODULES = (
+    "lexbor_walk", "sentences", "signatures", "trees", "text_features", "kenlm_score",
+    "record_batch",
+)  # fmt: skip
 
 
 def native_enabled(environ: Mapping[str, str] | None = None) -> bool:

@@ -49,6 +49,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._native import native_module
 from ..document import RawDocument
 from ..settings import CleanerSettings
 from .records import (
@@ -456,8 +457,12 @@ class BatchSend:
 
     Per-record sends cost about 70 µs each in the worker (Faust's producer, then aiokafka's
     accumulator); a page of 200 sentences made publishing as slow as cleaning. Records are
-    appended to aiokafka batch builders (about 1 µs each; a document's sentence records in one
-    `send_values` call) and `flush` hands the batches to the producer. Partitions are chosen
+    appended to aiokafka batch builders (a document's sentence records in one `send_values`
+    call) and `flush` hands the batches to the producer. Inside those batches the native
+    ``record_batch.RecordBatchBuilder`` writes the records when it can (`_fast_builder`): the
+    same bytes as aiokafka's, in 0.02 ms a page of CleanEval where aiokafka's builder took
+    0.15-0.2 ms of the event loop, which shares the GIL with the cleaning thread (measured
+    with the 684 CleanEval test pages' outcomes). Partitions are chosen
     by aiokafka's default partitioner (murmur2 of the key, as Kafka's Java client), so a
     document's sentences stay together and in order. Faust's producer is still the one
     started, configured and flushed on shutdown.
@@ -553,10 +558,13 @@ class BatchSend:
         """Send the slot's full batch if there is one, open a new one with the record in it."""
         if entry is not None:
             await self._send(slot)
-        entry = self.open[slot] = (
-            self._producer().create_batch(),
-            asyncio.get_running_loop().create_future(),
-        )
+        producer = self._producer()
+        batch = producer.create_batch()
+        if _fast_builder(producer, batch):
+            batch._builder = native_module("record_batch").RecordBatchBuilder(
+                producer._message_accumulator._batch_size
+            )
+        entry = self.open[slot] = (batch, asyncio.get_running_loop().create_future())
         entry[0].append(key=key, value=value, timestamp=None, headers=headers)
         return entry
 
@@ -587,16 +595,32 @@ class BatchSend:
 _NO_HEADERS: list[Any] = []
 
 
+def _fast_builder(producer: Any, batch: Any) -> bool:
+    """Whether ``batch`` (fresh from ``producer.create_batch()``) can take the native builder:
+    it is built, and aiokafka's builder is the one it replaces, for an uncompressed batch of
+    a producer without idempotence or transactions (which set a batch's producer state)."""
+    accumulator = getattr(producer, "_message_accumulator", None)
+    return (
+        native_module("record_batch") is not None
+        and type(getattr(batch, "_builder", None)).__name__ == "DefaultRecordBatchBuilder"
+        and getattr(batch, "_relative_offset", None) == 0
+        and getattr(accumulator, "_compression_type", None) == 0
+        and getattr(accumulator, "_txn_manager", False) is None
+        and isinstance(getattr(accumulator, "_batch_size", None), int)
+    )
+
+
 def _append_all(
     batch: Any, key: bytes, values: Sequence[bytes], start: int, near_limit: int
 ) -> int:
     """Append ``values[start:]`` (records without headers) to an aiokafka batch, until one
     does not fit or is near the size limit; returns the index of the first not appended.
 
-    Through the batch's record builder, as ``BatchBuilder.append`` does but without its
-    keyword call, serializer calls and metadata check per record: 0.3 µs a record instead of
-    0.75, for the ~200 sentence records of each page. Falls back to ``BatchBuilder.append``
-    when the batch does not look as expected (another aiokafka version).
+    In one call to the native builder when the batch has it (`_fast_builder`); else through
+    aiokafka's record builder, as ``BatchBuilder.append`` does but without its keyword call,
+    serializer calls and metadata check per record: 0.3 µs a record instead of 0.75, for the
+    ~200 sentence records of each page. Falls back to ``BatchBuilder.append`` when the batch
+    does not look as expected (another aiokafka version).
     """
     builder = getattr(batch, "_builder", None)
     offset = getattr(batch, "_relative_offset", None)
@@ -607,6 +631,10 @@ def _append_all(
         and batch._key_serializer is None
         and batch._value_serializer is None
     )
+    if direct and hasattr(builder, "append_values"):  # the native builder (`_fast_builder`)
+        end = builder.append_values(offset, key, values, start, near_limit)
+        batch._relative_offset = offset + end - start
+        return end
     try:
         for i in range(start, len(values)):
             value = values[i]

@@ -1,5 +1,6 @@
 import asyncio
 import json
+import os
 import uuid
 
 import pytest
@@ -135,17 +136,28 @@ def test_stack_command_cleans_the_samples_end_to_end(capsys):
 
 
 @pytest.mark.broker
-def test_batch_send_writes_every_record_in_order_across_full_batches(broker):
+@pytest.mark.parametrize("builder", ["RecordBatchBuilder", "DefaultRecordBatchBuilder"])
+def test_batch_send_writes_every_record_in_order_across_full_batches(broker, builder, monkeypatch):
     """The worker's BatchSend through a real producer whose batches hold only a few records:
     a document's sentence records fill batch after batch, a record near the request limit
     gets a batch of its own, a record over it is refused; every record arrives once, in
-    order, on the key's partition, and every future is done when the broker has them."""
+    order, on the key's partition (the consumer checks every batch's CRC), and every future
+    is done when the broker has them. With the native builder and with aiokafka's."""
     from types import SimpleNamespace
 
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
     from aiokafka.errors import MessageSizeTooLargeError
 
+    from stream_cleaner._native import native_module
+    from stream_cleaner.streaming import agents
     from stream_cleaner.streaming.agents import BatchSend
+
+    if builder == "RecordBatchBuilder" and native_module("record_batch") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the native speed-ups are not built")
+        pytest.skip("the native speed-ups are not built")
+    if builder == "DefaultRecordBatchBuilder":
+        monkeypatch.setattr(agents, "_fast_builder", lambda producer, batch: False)
 
     settings = KafkaSettings(bootstrap_servers=(broker,))
     topic = f"test-{uuid.uuid4().hex[:8]}.sentences.v1"
@@ -163,6 +175,7 @@ def test_batch_send_writes_every_record_in_order_across_full_batches(broker):
             app = SimpleNamespace(producer=SimpleNamespace(_producer=producer))
             send = BatchSend(app, {"sentences": topic})
             waiters = await send.send_values("sentences", b"doc-1", values[:250])
+            assert {type(batch._builder).__name__ for batch, _ in send.open.values()} == {builder}
             waiters += await send.send_values("sentences", b"doc-1", [big])
             waiters += await send.send_values("sentences", b"doc-1", values[250:])
             with pytest.raises(MessageSizeTooLargeError):
@@ -173,7 +186,7 @@ def test_batch_send_writes_every_record_in_order_across_full_batches(broker):
         finally:
             await producer.stop()
         consumer = AIOKafkaConsumer(topic, **settings.client_kwargs(), group_id=None,
-                                    auto_offset_reset="earliest")  # fmt: skip
+                                    auto_offset_reset="earliest", check_crcs=True)  # fmt: skip
         await consumer.start()
         got: list[tuple[int, bytes]] = []
         try:
