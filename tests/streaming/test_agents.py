@@ -305,3 +305,30 @@ print(language.identifier()._model is not None, sorted(labeller._labellers))
     loaded, labellers = done.stdout.split(" ", 1)
     assert loaded == "True"
     assert "'corpus'" in labellers
+
+
+@pytest.mark.parametrize(
+    ("options", "native"),
+    [
+        ({}, True),
+        ({"compression_type": "gzip"}, False),
+        ({"enable_idempotence": True}, False),
+        ({"transactional_id": "t"}, False),
+    ],
+)
+def test_batches_take_the_native_builder_only_where_it_writes_what_aiokafka_would(options, native):
+    """The native record builder writes uncompressed batches without producer state: a
+    producer that compresses, is idempotent or transactional keeps aiokafka's builder."""
+    from aiokafka import AIOKafkaProducer
+
+    from stream_cleaner._native import native_module
+    from stream_cleaner.streaming.agents import _fast_builder
+
+    async def check() -> bool:
+        producer = AIOKafkaProducer(bootstrap_servers="127.0.0.1:1", **options)  # never started
+        try:
+            return _fast_builder(producer, producer.create_batch())
+        finally:
+            await producer.stop()
+
+    assert asyncio.run(check()) is (native and native_module("record_batch") is not None)
