@@ -1,0 +1,141 @@
+"""The worker's Kafka record batches: aiokafka's record builder against the native one.
+
+Cleans the CleanEval test pages once, as the worker does (envelope in, `outcome_records`
+out), then writes every page's sentence records into 1 MiB record batches, as
+`agents.BatchSend` does, through each builder in turn: aiokafka's ``DefaultRecordBatchBuilder``
+one record at a time (the loop of `agents._append_all` without the native builder), and
+``_native/record_batch.RecordBatchBuilder`` a page's records in one `append_values` call. Both
+build their batches (header and CRC-32C), and aiokafka's reader must find the same records
+in both, every CRC right. Prints milliseconds per page for each, the best of ``--repeat``
+rounds, with the core's own time per page beside them (after a warm-up of 20 pages): on the
+event loop, these milliseconds are taken from the cleaning thread, which shares the GIL.
+
+    .venv/bin/python bench/record_batches.py [--limit N] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from data import load_cleaneval
+
+BATCH_BYTES = 1024 * 1024  # the worker's producer batch size (app.PRODUCER_BATCH_BYTES)
+
+
+def with_aiokafka(outcomes: list) -> list[bytes]:
+    from aiokafka.record.default_records import DefaultRecordBatchBuilder
+
+    batches, offset = [], 0
+    builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, 0, BATCH_BYTES)
+    for outcome in outcomes:
+        key = outcome.document.key
+        for value in outcome.sentence_values:
+            # no timestamp: the time now, as the worker's batches write them
+            if builder.append(offset, None, key, value, []) is None:
+                batches.append(builder.build())
+                builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, 0, BATCH_BYTES)
+                offset = 0
+                builder.append(offset, None, key, value, [])
+            offset += 1
+    batches.append(builder.build())
+    return batches
+
+
+def with_native(outcomes: list, module: object) -> list[bytes]:
+    batches, offset = [], 0
+    builder = module.RecordBatchBuilder(BATCH_BYTES)
+    for outcome in outcomes:
+        key, values, start = outcome.document.key, outcome.sentence_values, 0
+        while True:
+            end = builder.append_values(offset, key, values, start, BATCH_BYTES)
+            offset += end - start
+            if end == len(values):
+                break
+            batches.append(builder.build())
+            builder, offset, start = module.RecordBatchBuilder(BATCH_BYTES), 0, end
+    batches.append(builder.build())
+    return batches
+
+
+def _records(batches: list[bytes]) -> list[tuple] | None:
+    """Every record's offset, key, value and headers, batch by batch; None if a CRC is wrong."""
+    from aiokafka.record.default_records import DefaultRecordBatch
+
+    found = []
+    for data in batches:
+        batch = DefaultRecordBatch(bytes(data))
+        if not batch.validate_crc():
+            return None
+        found.append([(r.offset, r.key, r.value, r.headers) for r in batch])
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, help="use only the first N CleanEval test pages")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds; the best is printed")
+    args = parser.parse_args(argv)
+
+    from stream_cleaner import RawDocument, clean_document
+    from stream_cleaner._native import native_module
+    from stream_cleaner.io import Source
+    from stream_cleaner.lm import load_model
+    from stream_cleaner.streaming.agents import settle_gc
+    from stream_cleaner.streaming.client import envelope_message
+    from stream_cleaner.streaming.records import InputMessage, decode_input, outcome_records
+
+    module = native_module("record_batch")
+    if module is None:
+        print("the native modules are not built: run scripts/build_native.py", file=sys.stderr)
+        return 1
+    pages = load_cleaneval("test")[: args.limit]
+    model = load_model()
+    for page in pages[:20]:
+        clean_document(page.raw, model=model)
+    settle_gc()  # the worker's garbage collector settings
+    outcomes, core = [], []
+    for i, page in enumerate(pages):
+        source = Source(RawDocument(body=page.raw, id=page.name, url=page.url), origin=page.name)
+        key, value, headers = envelope_message(source)
+        msg = InputMessage(topic="in", partition=0, offset=i, key=key, value=value,
+                           headers=tuple(headers))  # fmt: skip
+        raw = decode_input(msg, max_bytes=BATCH_BYTES * 16)
+        started = time.perf_counter()
+        doc = clean_document(raw, model=model)
+        core.append(time.perf_counter() - started)
+        outcome = outcome_records(msg, raw, doc, worker_version="bench")
+        if outcome.document is not None:
+            outcomes.append(outcome)
+    records = sum(len(outcome.sentence_values) for outcome in outcomes)
+
+    best = {"aiokafka": float("inf"), "native": float("inf")}
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        reference = with_aiokafka(outcomes)
+        best["aiokafka"] = min(best["aiokafka"], time.perf_counter() - started)
+        started = time.perf_counter()
+        ours = with_native(outcomes, module)
+        best["native"] = min(best["native"], time.perf_counter() - started)
+    same = _records(ours) == _records(reference)
+    n = len(outcomes)
+    kib = sum(map(len, ours)) / n / 1024
+    print(f"CleanEval test, {n} documents, {records / n:.0f} sentence records and {kib:.1f} KiB"
+          f" a page, in {len(ours)} batches of 1 MiB")  # fmt: skip
+    print("| writer | ms a page | share of the core's time |")
+    print("|---|---:|---:|")
+    core_ms = sum(core) / len(core) * 1000
+    print(f"| the core (`clean_document`) | {core_ms:.3f} | |")
+    for name, seconds in best.items():
+        ms = seconds / n * 1000
+        print(f"| {name} record builder | {ms:.3f} | {ms / core_ms:.1%} |")
+    print(f"the same records, every CRC right: {same}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
