@@ -64,6 +64,16 @@ cdef inline uint8_t *_put_varint(uint8_t *at, int64_t value) noexcept nogil:
     return at + 1
 
 
+cdef inline uint8_t *_put_record_head(
+    uint8_t *at, int64_t body, int64_t timestamp_delta, int64_t offset
+) noexcept nogil:
+    """A record's length, attributes (none), timestamp delta and offset delta."""
+    at = _put_varint(at, body)
+    at[0] = 0
+    at = _put_varint(at + 1, timestamp_delta)
+    return _put_varint(at, offset)
+
+
 cdef inline void _put_be(uint8_t *at, uint64_t value, int width) noexcept nogil:
     cdef int i
     for i in range(width):
@@ -165,11 +175,7 @@ cdef class RecordBatchBuilder:
         cdef Py_ssize_t size = _zigzag_size(body) + body
         if not self._fits(size):
             return None
-        cdef uint8_t *at = self._room(size)
-        at = _put_varint(at, body)
-        at[0] = 0  # attributes
-        at = _put_varint(at + 1, delta)
-        at = _put_varint(at, c_offset)
+        cdef uint8_t *at = _put_record_head(self._room(size), body, delta, c_offset)
         at = _put_bytes(at, key_view, key is None)
         at = _put_bytes(at, value_view, value is None)
         at = _put_varint(at, len(encoded))
@@ -217,11 +223,7 @@ cdef class RecordBatchBuilder:
             size = _zigzag_size(body) + body
             if not self._fits(size):
                 return i
-            at = self._room(size)
-            at = _put_varint(at, body)
-            at[0] = 0  # attributes
-            at = _put_varint(at + 1, delta)
-            at = _put_varint(at, offset)
+            at = _put_record_head(self._room(size), body, delta, offset)
             at = _put_varint(at, key_length)
             memcpy(at, key_data, key_length)
             at = _put_varint(at + key_length, length)
