@@ -87,6 +87,9 @@ async def produce_async(
     """
     from aiokafka import AIOKafkaProducer
 
+    from .produce_requests import install
+
+    install()  # large requests copied once (produce_requests)
     encode = envelope_message if form == "envelope" else raw_message
     producer = AIOKafkaProducer(
         **settings.client_kwargs(),
