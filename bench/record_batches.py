@@ -1,4 +1,4 @@
-"""The worker's Kafka record batches: aiokafka's record builder against the native one.
+"""The worker's Kafka record batches and produce requests: aiokafka's against stream-cleaner's.
 
 Cleans the CleanEval test pages once, as the worker does (envelope in, `outcome_records`
 out), then writes every page's sentence records into 1 MiB record batches, as
@@ -6,9 +6,12 @@ out), then writes every page's sentence records into 1 MiB record batches, as
 one record at a time (the loop of `agents._append_all` without the native builder), and
 ``_native/record_batch.RecordBatchBuilder`` a page's records in one `append_values` call. Both
 build their batches (header and CRC-32C), and aiokafka's reader must find the same records
-in both, every CRC right. Prints milliseconds per page for each, the best of ``--repeat``
-rounds, with the core's own time per page beside them (after a warm-up of 20 pages): on the
-event loop, these milliseconds are taken from the cleaning thread, which shares the GIL.
+in both, every CRC right. Then the batches go into produce requests of four partitions each,
+encoded as ``AIOKafkaConnection.send`` does (header, request, size), once by aiokafka's own
+encoding and once by `streaming.produce_requests`' one-pass structs, which must write the same
+bytes. Prints milliseconds per page for each, the best of ``--repeat`` rounds, with the core's
+own time per page beside them (after a warm-up of 20 pages): on the event loop, these
+milliseconds are taken from the cleaning thread, which shares the GIL.
 
     .venv/bin/python bench/record_batches.py [--limit N] [--repeat 5]
 """
@@ -62,6 +65,38 @@ def with_native(outcomes: list, module: object) -> list[bytes]:
     return batches
 
 
+# a request's batches: one per partition of the sentence topic (4 in bench/streaming.py)
+REQUEST_PARTITIONS = 4
+
+
+def produce_requests(batches: list[bytes]) -> list[object]:
+    """The batches in ``ProduceRequest``s of `REQUEST_PARTITIONS` partitions, as the sender
+    makes them (not yet encoded)."""
+    from aiokafka.protocol.produce import ProduceRequest
+
+    return [
+        ProduceRequest(
+            transactional_id=None, required_acks=-1, timeout=30_000,
+            topics=[("clean.sentence-scores.v1",
+                     list(enumerate(batches[i : i + REQUEST_PARTITIONS])))],
+        )
+        for i in range(0, len(batches), REQUEST_PARTITIONS)
+    ]  # fmt: skip
+
+
+def encode_requests(requests: list[object], struct_class: type) -> list[bytes]:
+    """Each request built as ``struct_class`` and framed as ``AIOKafkaConnection.send`` does."""
+    import struct
+
+    framed = []
+    for correlation_id, request in enumerate(requests):
+        built = request.build(struct_class)
+        header = built.build_request_header(correlation_id=correlation_id, client_id="bench")
+        message = header.encode() + built.encode()
+        framed.append(struct.pack(">i", len(message)) + message)
+    return framed
+
+
 def _records(batches: list[bytes]) -> list[tuple] | None:
     """Every record's offset, key, value and headers, batch by batch; None if a CRC is wrong."""
     from aiokafka.record.default_records import DefaultRecordBatch
@@ -113,28 +148,44 @@ def main(argv: list[str] | None = None) -> int:
             outcomes.append(outcome)
     records = sum(len(outcome.sentence_values) for outcome in outcomes)
 
-    best = {"aiokafka": float("inf"), "native": float("inf")}
+    from aiokafka.protocol.produce import ProduceRequest_v7
+
+    from stream_cleaner.streaming.produce_requests import one_pass
+
+    timed = ("aiokafka record builder", "native record builder",
+             "aiokafka's request encoding", "one-pass request encoding")  # fmt: skip
+    best = dict.fromkeys(timed, float("inf"))
     for _ in range(args.repeat):
         started = time.perf_counter()
         reference = with_aiokafka(outcomes)
-        best["aiokafka"] = min(best["aiokafka"], time.perf_counter() - started)
+        best[timed[0]] = min(best[timed[0]], time.perf_counter() - started)
         started = time.perf_counter()
         ours = with_native(outcomes, module)
-        best["native"] = min(best["native"], time.perf_counter() - started)
+        best[timed[1]] = min(best[timed[1]], time.perf_counter() - started)
+        requests = produce_requests(ours)
+        started = time.perf_counter()
+        reference_requests = encode_requests(requests, ProduceRequest_v7)
+        best[timed[2]] = min(best[timed[2]], time.perf_counter() - started)
+        started = time.perf_counter()
+        our_requests = encode_requests(requests, one_pass(ProduceRequest_v7))
+        best[timed[3]] = min(best[timed[3]], time.perf_counter() - started)
     same = _records(ours) == _records(reference)
+    same_requests = our_requests == reference_requests
     n = len(outcomes)
     kib = sum(map(len, ours)) / n / 1024
-    print(f"CleanEval test, {n} documents, {records / n:.0f} sentence records and {kib:.1f} KiB"
-          f" a page, in {len(ours)} batches of 1 MiB")  # fmt: skip
+    print(
+        f"CleanEval test, {n} documents, {records / n:.0f} sentence records and {kib:.1f} KiB"
+        f" a page, in {len(ours)} batches of 1 MiB and {len(requests)} produce requests"
+    )
     print("| writer | ms a page | share of the core's time |")
     print("|---|---:|---:|")
     core_ms = sum(core) / len(core) * 1000
     print(f"| the core (`clean_document`) | {core_ms:.3f} | |")
     for name, seconds in best.items():
         ms = seconds / n * 1000
-        print(f"| {name} record builder | {ms:.3f} | {ms / core_ms:.1%} |")
-    print(f"the same records, every CRC right: {same}")
-    return 0 if same else 1
+        print(f"| {name} | {ms:.3f} | {ms / core_ms:.1%} |")
+    print(f"the same records, every CRC right: {same}; the same request bytes: {same_requests}")
+    return 0 if same and same_requests else 1
 
 
 if __name__ == "__main__":
