@@ -399,7 +399,7 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     # commits only the input offsets the agent took and acknowledged, in order
     # (offsets.guarded): without it, Faust committed past pages around rebalances
     app.transport.Consumer = offsets.guarded(app.transport.Consumer)
-    # the output batches' produce requests copied once, not eight times (produce_requests)
+    # produce requests encoded with one copy of their record batches, not six (produce_requests)
     produce_requests.install()
     topic_args = {"key_serializer": "raw", "value_serializer": "raw"}
     topics = {

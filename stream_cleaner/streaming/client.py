@@ -89,7 +89,7 @@ async def produce_async(
 
     from .produce_requests import install
 
-    install()  # large requests copied once (produce_requests)
+    install()  # one copy of a request's record batches, not six (produce_requests)
     encode = envelope_message if form == "envelope" else raw_message
     producer = AIOKafkaProducer(
         **settings.client_kwargs(),
