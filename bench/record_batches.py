@@ -1,17 +1,17 @@
 """The worker's Kafka record batches and produce requests: aiokafka's against stream-cleaner's.
 
-Cleans the CleanEval test pages once, as the worker does (envelope in, `outcome_records`
-out), then writes every page's sentence records into 1 MiB record batches, as
-`agents.BatchSend` does, through each builder in turn: aiokafka's ``DefaultRecordBatchBuilder``
-one record at a time (the loop of `agents._append_all` without the native builder), and
-``_native/record_batch.RecordBatchBuilder`` a page's records in one `append_values` call. Both
-build their batches (header and CRC-32C), and aiokafka's reader must find the same records
-in both, every CRC right. Then the batches go into produce requests of four partitions each,
-encoded as ``AIOKafkaConnection.send`` does (header, request, size), once by aiokafka's own
-encoding and once by `streaming.produce_requests`' one-pass structs, which must write the same
-bytes. Prints milliseconds per page for each, the best of ``--repeat`` rounds, with the core's
-own time per page beside them (after a warm-up of 20 pages): on the event loop, these
-milliseconds are taken from the cleaning thread, which shares the GIL.
+Cleans the CleanEval test pages once, as the worker does (envelope in, `outcome_records` out),
+then writes every page's sentence records into 1 MiB record batches, as `agents.BatchSend` does,
+through each builder in turn: aiokafka's ``DefaultRecordBatchBuilder`` one record at a time (the
+loop of `agents._append_all` without the native builder), and
+``_native/record_batch.RecordBatchBuilder`` a page's records (`records.PackedValues`) in one
+`append_packed` call. Both build their batches (header and CRC-32C), and aiokafka's reader must
+find the same records in both, every CRC right. Then the batches go into produce requests of
+four partitions each, encoded as ``AIOKafkaConnection.send`` does (header, request, size), once
+by aiokafka's own encoding and once by `streaming.produce_requests`' one-pass structs, which
+must write the same bytes. Prints milliseconds per page for each, the best of ``--repeat``
+rounds, with the core's own time per page beside them (after a warm-up of 20 pages): on the
+event loop, these milliseconds are taken from the cleaning thread, which shares the GIL.
 
     .venv/bin/python bench/record_batches.py [--limit N] [--repeat 5]
 """
@@ -55,7 +55,7 @@ def with_native(outcomes: list, module: object) -> list[bytes]:
     for outcome in outcomes:
         key, values, start = outcome.document.key, outcome.sentence_values, 0
         while True:
-            end = builder.append_values(offset, key, values, start, BATCH_BYTES)
+            end = builder.append_packed(offset, key, values.data, values.ends, start, BATCH_BYTES)
             offset += end - start
             if end == len(values):
                 break

@@ -1,5 +1,6 @@
 """The compiled speed-ups give exactly what their pure Python references give."""
 
+import array
 import os
 import random
 import subprocess
@@ -816,15 +817,20 @@ def test_native_record_batch_is_aiokafkas_bytes(native, fastest_crc):
         module.use_fastest_crc(True)
 
 
-def test_native_record_batch_appends_values_as_aiokafka_appends_them(native):
-    """`append_values`: a document's sentence records in one call are the records aiokafka
+def test_native_record_batch_appends_packed_values_as_aiokafka_appends_them(native):
+    """`append_packed`: a document's sentence records in one call are the records aiokafka
     writes one by one (at the batch's timestamp); it stops at the first that does not fit or
-    is near the size limit, and the rest go on from there."""
+    is near the size limit, and the rest go on from there. Ends outside the data are refused."""
+    from stream_cleaner.streaming.records import PackedValues
+
     module = native["record_batch"]
     values = [b'{"index":%d,"text":"%s"}' % (i, b"x" * (i * 7 % 300)) for i in range(400)]
     values[150] = b"y" * 5000  # near the limit below
+    values[200] = b""
+    packed = PackedValues.of(values)
+    data, ends = packed.data, packed.ends
     builder = module.RecordBatchBuilder(16_384)
-    end = builder.append_values(10, b"doc-1", tuple(values), 3, 4000)
+    end = builder.append_packed(10, b"doc-1", data, ends, 3, 4000)
     assert 3 < end < 150
     built = bytes(builder.build())
     timestamp = int.from_bytes(built[27:35], "big")
@@ -833,11 +839,18 @@ def test_native_record_batch_appends_values_as_aiokafka_appends_them(native):
     assert None not in taken
     assert built == expected
     builder = module.RecordBatchBuilder(1 << 20)
-    assert builder.append_values(0, b"doc-1", values, end, 4000) == 150
-    assert builder.append_values(140, b"doc-1", values, 151, 4000) == len(values)
+    assert builder.append_packed(0, b"doc-1", data, ends, end, 4000) == 150
+    assert builder.append_packed(140, b"doc-1", data, ends, 151, 4000) == len(values)
     assert builder.record_count() == 150 - end + len(values) - 151
-    with pytest.raises(TypeError):
-        builder.append_values(0, b"doc-1", ["not bytes"], 0, 4000)
+    builder = module.RecordBatchBuilder(1 << 20)
+    with pytest.raises(ValueError):  # an end past the data
+        builder.append_packed(0, b"doc-1", data[:-1], ends, 0, 1 << 20)
+    with pytest.raises(ValueError):  # ends going backwards
+        builder.append_packed(0, b"doc-1", data, array.array("q", [5, 3]), 0, 1 << 20)
+    with pytest.raises(ValueError):
+        builder.append_packed(0, b"doc-1", data, ends, len(values) + 1, 1 << 20)
+    assert builder.append_packed(0, b"doc-1", data, ends, len(values), 1 << 20) == len(values)
+    assert builder.record_count() == 0
 
 
 def test_native_crc32c_is_castagnolis(native):

@@ -376,6 +376,12 @@ def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
+from cpython cimport array
+
+import array
+
+# the type of sentence_values' ends, cloned for each page
+cdef array.array _ENDS = array.array("q")
 
 
 cdef extern from "Python.h":
@@ -554,7 +560,9 @@ cdef list _field_offsets(sentences):
 
 
 def sentence_values(str doc_id, sentences, dumps):
-    """``records.sentence_values``: the JSON value of each sentence record, byte for byte.
+    """``records.sentence_values``: the JSON value of each sentence record, byte for byte,
+    written end to end: ``(data, ends)``, the bytes of all the values and an ``array('q')``
+    of where each ends in them (`records.PackedValues`).
 
     The record is written field by field in the reference's (sorted) key order; ints and the
     text as orjson writes them (`_put_str`). Floats and anything unusual go through ``dumps``
@@ -564,9 +572,9 @@ def sentence_values(str doc_id, sentences, dumps):
     result at 1 KiB, then shrinks it.
     """
     cdef Py_ssize_t n = len(sentences), i
-    cdef list values = [None] * n
+    cdef array.array ends = array.clone(_ENDS, n, zero=False)
     if n == 0:
-        return values
+        return b"", ends
     cdef list log10_probs = _numbers(dumps([s.log10_prob for s in sentences]))
     cdef list perplexities = _numbers(dumps([s.perplexity for s in sentences]))
     cdef bytes id_json = dumps(doc_id)
@@ -581,7 +589,6 @@ def sentence_values(str doc_id, sentences, dumps):
     try:
         for i in range(n):
             s = sentences[i]
-            out.size = 0
             _put(&out, b'{"block_index":', 15)
             _put_int(&out, _field(s, at_block, "block_index"), dumps)
             _put(&out, b',"document_id":', 15)
@@ -613,7 +620,8 @@ def sentence_values(str doc_id, sentences, dumps):
             _put(&out, b',"tokens":', 10)
             _put_int(&out, _field(s, at_tokens, "n_tokens"), dumps)
             _put(&out, b"}", 1)
-            values[i] = PyBytes_FromStringAndSize(out.data, out.size)
+            ends.data.as_longlongs[i] = out.size
+        data = PyBytes_FromStringAndSize(out.data, out.size)
     finally:
         free(out.data)
-    return values
+    return data, ends

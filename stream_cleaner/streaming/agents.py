@@ -56,6 +56,7 @@ from .records import (
     InputMessage,
     Outcome,
     OutputRecord,
+    PackedValues,
     clean_message,
     dead_letter_from_exception,
     decode_input,
@@ -498,11 +499,13 @@ class BatchSend:
     async def send_values(
         self, role: str, key: bytes, values: Sequence[bytes]
     ) -> list[asyncio.Future[Any]]:
-        """Queue records that share one key and have no headers (a document's sentences).
+        """Queue records that share one key and have no headers (a document's sentences):
+        ``values`` as an Outcome holds them (`records.PackedValues`), or any sequence of bytes.
 
         Returns:
             The futures of the batches that hold them, each done when the broker acked it.
         """
+        packed = values if type(values) is PackedValues else PackedValues.of(values)
         producer = self._producer()
         topic = self.names[role]
         slot = (topic, await self._partition(producer, topic, key))
@@ -511,13 +514,13 @@ class BatchSend:
         near_limit = producer._max_request_size - len(key) - 1024
         entry = self.open.get(slot)
         waiters = [] if entry is None else [entry[1]]
-        i, n = 0, len(values)
+        i, n = 0, len(packed)
         while i < n:
             if entry is not None:
-                i = _append_all(entry[0], key, values, i, near_limit)
+                i = _append_all(entry[0], key, packed, i, near_limit)
                 if i == n:
                     break
-            value = values[i]
+            value = packed[i]
             if len(value) > near_limit:
                 producer._serialize(key, value, [])
             entry = await self._renew(slot, entry, key, value, [])
@@ -609,9 +612,7 @@ def _fast_builder(producer: Any, batch: Any) -> bool:
     )
 
 
-def _append_all(
-    batch: Any, key: bytes, values: Sequence[bytes], start: int, near_limit: int
-) -> int:
+def _append_all(batch: Any, key: bytes, values: PackedValues, start: int, near_limit: int) -> int:
     """Append ``values[start:]`` (records without headers) to an aiokafka batch, until one
     does not fit or is near the size limit; returns the index of the first not appended.
 
@@ -630,8 +631,8 @@ def _append_all(
         and batch._key_serializer is None
         and batch._value_serializer is None
     )
-    if direct and hasattr(builder, "append_values"):  # the native builder (`_fast_builder`)
-        end = builder.append_values(offset, key, values, start, near_limit)
+    if direct and hasattr(builder, "append_packed"):  # the native builder (`_fast_builder`)
+        end = builder.append_packed(offset, key, values.data, values.ends, start, near_limit)
         batch._relative_offset = offset + end - start
         return end
     try:

@@ -19,11 +19,13 @@ from stream_cleaner.streaming.records import (
     DEAD_LETTER_MAX_PAYLOAD_BYTES_DEFAULT,
     DEAD_LETTER_PREFIX_BYTES_DEFAULT,
     MAX_PAGE_BYTES_DEFAULT,
+    NO_VALUES,
     DeadLetter,
     DeadLetterReason,
     InputMessage,
     Outcome,
     OutputRecord,
+    PackedValues,
     clean_message,
     dead_letter_record,
     decode_input,
@@ -626,6 +628,32 @@ def test_outcome_is_exactly_one_kind() -> None:
         Outcome(id="k", dead_letter=record, sentence_values=(b"{}",), reason="empty")
     with pytest.raises(ValueError, match="reason"):
         Outcome(id="k", dead_letter=record)
+
+
+def test_packed_values_are_a_sequence_of_bytes() -> None:
+    """A page's sentence values, end to end in one bytes object: indexed, sliced and iterated
+    as the bytes they were, equal only to the same values (not merely the same bytes)."""
+    values = [b'{"a":1}', b"", b'{"text":"\u00e9"}', b"x"]
+    packed = PackedValues.of(values)
+    assert len(packed) == 4 and list(packed) == values
+    assert [packed[i] for i in range(-4, 4)] == values + values
+    assert packed[1:3] == values[1:3] and packed[::-1] == values[::-1]
+    assert packed.data == b"".join(values) and list(packed.ends) == [7, 7, 24, 25]
+    with pytest.raises(IndexError):
+        packed[4]
+    with pytest.raises(IndexError):
+        packed[-5]
+    assert packed == PackedValues.of(values) and hash(packed) == hash(PackedValues.of(values))
+    assert packed != PackedValues.of([b"".join(values)])  # the same bytes, other values
+    assert packed != values  # a list is not packed values
+    assert PackedValues() == NO_VALUES and not NO_VALUES and list(NO_VALUES) == []
+    with pytest.raises(ValueError, match="end at 3"):
+        PackedValues(b"abcd", [1, 3])
+    # an Outcome packs the sequence it is given, and counts its bytes
+    outcome = Outcome(id="k", document=OutputRecord(b"k", b"{}"), sentence_values=values)
+    assert type(outcome.sentence_values) is PackedValues and outcome.sentence_values == packed
+    assert outcome.bytes_out == 1 + 2 + 4 * 1 + 25
+    assert [r.value for r in outcome.sentences] == values
 
 
 def test_timing_headers(clean) -> None:
