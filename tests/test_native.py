@@ -726,6 +726,17 @@ def test_native_sentence_values_equal_the_reference(native, monkeypatch):
         loose_sentences = tuple(loose(**dataclasses.asdict(s)) for s in sentences)
         doc = dataclasses.replace(doc, sentences=loose_sentences)
         assert values(doc, True) == values(doc, False)
+    # float fields holding something else, with a comma in it or not: written as the
+    # reference writes them
+    odd = ["1,2", "x", True, [1.5, 2.0], {"a": 1.0, "b": None}, 7, None]
+    for field in ("log10_prob", "perplexity"):
+        sentences = tuple(
+            dataclasses.replace(sentence(i), **{field: rnd.choice(odd)}) if i % 3 == 1
+            else sentence(i)
+            for i in range(40)
+        )  # fmt: skip
+        doc = document("d-odd", sentences)
+        assert values(doc, True) == values(doc, False)
     broken = ScoredSentence("\ud800 lone surrogate", 0, -1.0, 1, 0, 10.0, True, None)
     doc = document("d", (broken,))
     with pytest.raises(TypeError):

@@ -582,7 +582,13 @@ def sentence_values(str doc_id, sentences, dumps):
     cdef list offsets = _field_offsets(sentences)
     cdef Py_ssize_t at_text = offsets[0], at_block = offsets[1], at_tokens = offsets[3]
     cdef Py_ssize_t at_oov = offsets[4], at_keep = offsets[6], at_reason = offsets[7]
-    cdef Py_ssize_t at_language = offsets[8]
+    cdef Py_ssize_t at_language = offsets[8], at_log10 = offsets[2], at_perplexity = offsets[5]
+    # a field that holds something with a comma in it (not a number) split into more items:
+    # it is written value by value
+    if len(log10_probs) != n:
+        log10_probs = [dumps(_field(s, at_log10, "log10_prob")) for s in sentences]
+    if len(perplexities) != n:
+        perplexities = [dumps(_field(s, at_perplexity, "perplexity")) for s in sentences]
     cdef Buffer out
     out.data = NULL
     out.size = out.capacity = 0
