@@ -633,7 +633,7 @@ def test_outcome_is_exactly_one_kind() -> None:
 def test_packed_values_are_a_sequence_of_bytes() -> None:
     """A page's sentence values, end to end in one bytes object: indexed, sliced and iterated
     as the bytes they were, equal only to the same values (not merely the same bytes)."""
-    values = [b'{"a":1}', b"", b'{"text":"\u00e9"}', b"x"]
+    values = [b'{"a":1}', b"", b'{"text":"\\u00e9"}', b"x"]
     packed = PackedValues.of(values)
     assert len(packed) == 4 and list(packed) == values
     assert [packed[i] for i in range(-4, 4)] == values + values
