@@ -9,6 +9,7 @@ consumer that records what the guard asked of it.
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -17,7 +18,7 @@ from typing import Any
 
 from faust.types import TP
 
-from stream_cleaner.streaming.offsets import guarded
+from stream_cleaner.streaming.offsets import PAUSED_FETCH_SECONDS, guarded
 
 INPUT = TP("crawl.raw-html.v1", 0)
 OTHER = TP("crawl.raw-html.v1", 1)
@@ -286,3 +287,82 @@ def test_records_before_a_new_assignments_seek_do_not_hide_the_start_of_the_log(
     assert fetch(guard, (INPUT, 51)) == []
     assert guard.seeks == [(INPUT, 0)]
     assert guard._new_offset(INPUT) is None  # 0 to 49 were not acknowledged
+
+
+# -- flow control ----------------------------------------------------------------------------
+
+
+class Fetcher:
+    """The part of Faust's consumer that its flow control uses: the partitions paused for a
+    full stream buffer, the active ones, and the timeout each fetch was given."""
+
+    def __init__(self, partitions: set[Any]) -> None:
+        self.app = SimpleNamespace(
+            client_only=False, topics=SimpleNamespace(acks_enabled_for=lambda topic: True)
+        )
+        self.flow_active = True
+        self._active = set(partitions)
+        self._buffered_partitions: set[Any] = set()
+        self.fetch_timeouts: list[float] = []
+
+    def _get_active_partitions(self) -> set[Any]:
+        return self._active
+
+    def on_buffer_full(self, tp: Any) -> None:  # as Faust's
+        self._active.discard(tp)
+        self._buffered_partitions.add(tp)
+
+    def on_buffer_drop(self, tp: Any) -> None:  # as Faust's
+        if tp in self._buffered_partitions:
+            self._active.add(tp)
+            self._buffered_partitions.discard(tp)
+
+    async def _wait_next_records(self, timeout: float) -> tuple[dict[Any, Any], set[Any]]:
+        # Faust's: with no active partition it sleeps a second; else it fetches the active
+        # ones, waiting up to ``timeout``
+        self.fetch_timeouts.append(timeout)
+        if not self._active:
+            await asyncio.sleep(1)
+            return {}, set()
+        return {tp: ["record"] for tp in self._active}, set(self._active)
+
+
+def fetcher(*partitions: Any) -> Any:
+    return guarded(Fetcher)(set(partitions))
+
+
+def test_with_every_partition_paused_a_fetch_waits_for_a_buffer_to_drain() -> None:
+    async def main() -> None:
+        consumer = fetcher(INPUT, OTHER)
+        consumer.on_buffer_full(INPUT)
+        consumer.on_buffer_full(OTHER)
+        started = time.monotonic()
+        fetching = asyncio.ensure_future(consumer._wait_next_records(1.0))
+        await asyncio.sleep(0.05)
+        assert not fetching.done()
+        consumer.on_buffer_drop(OTHER)
+        records, active = await asyncio.wait_for(fetching, 1)
+        assert time.monotonic() - started < 0.5  # Faust slept a whole second
+        assert active == {OTHER} and set(records) == {OTHER}
+
+        consumer.on_buffer_full(OTHER)
+        started = time.monotonic()
+        assert await consumer._wait_next_records(0.05) == ({}, set())  # none drained
+        assert time.monotonic() - started < 0.5
+
+    asyncio.run(main())
+
+
+def test_while_a_partition_is_paused_a_fetch_of_the_others_is_short() -> None:
+    async def main() -> None:
+        consumer = fetcher(INPUT, OTHER)
+        consumer.on_buffer_full(INPUT)
+        _, active = await consumer._wait_next_records(1.0)
+        assert active == {OTHER}
+        # INPUT comes back at the next fetch, which comes soon
+        assert consumer.fetch_timeouts == [PAUSED_FETCH_SECONDS]
+        consumer.on_buffer_drop(INPUT)
+        _, active = await consumer._wait_next_records(1.0)
+        assert active == {INPUT, OTHER} and consumer.fetch_timeouts[-1] == 1.0
+
+    asyncio.run(main())
