@@ -198,8 +198,8 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
             others. With every partition paused it slept a whole second; with some, a fetch
             of the others waited up to a second (for records that may never come) while the
             paused one had records and room again. Either way the cleaning thread sat idle:
-            a worker draining a backlog from one partition lost 2.4 s of its 8 s to it in
-            two runs of five (and in none of three with this). Here the fetch waits for a
+            a worker draining a backlog from one partition lost 1-2.5 s of its 6-8 s to it in
+            three runs of eight (and in none of six with this). Here the fetch waits for a
             buffer to drain instead of the second, and while a partition is paused a fetch
             waits `PAUSED_FETCH_SECONDS` at most, so that the paused one is asked for again
             soon after it has room.
