@@ -79,6 +79,10 @@ from stream_cleaner.streaming.topics import (
 STEADY_SHARE = 0.98
 
 
+# the input topic's partitions
+PARTITIONS = 4
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
@@ -205,25 +209,34 @@ async def _first_timestamps(
 
 
 async def produce_paced(
-    sources: Sequence[Source], settings: KafkaSettings, topic: str, rate: float
+    sources: Sequence[Source],
+    settings: KafkaSettings,
+    topic: str,
+    rate: float | None,
+    busy: int | None = None,
 ) -> None:
-    """Send the pages one by one at ``rate`` pages a second, each at its own time."""
+    """Send the pages one by one at ``rate`` pages a second, each at its own time, or as fast
+    as the producer takes them with ``rate`` None. With ``busy``, page i goes to partition
+    ``i % busy`` and the topic's other partitions stay empty; else its key picks one."""
     from aiokafka import AIOKafkaProducer
 
     from stream_cleaner.streaming.client import envelope_message
 
-    producer = AIOKafkaProducer(**settings.client_kwargs(), acks="all", linger_ms=0,
+    producer = AIOKafkaProducer(**settings.client_kwargs(), acks="all",
+                                linger_ms=0 if rate else 5,
                                 max_request_size=16 * 1024 * 1024)  # fmt: skip
     await producer.start()
     try:
         loop = asyncio.get_running_loop()
         start, pending = loop.time(), []
         for i, source in enumerate(sources):
-            delay = start + i / rate - loop.time()
+            delay = start + i / rate - loop.time() if rate else 0
             if delay > 0:
                 await asyncio.sleep(delay)
             key, value, headers = envelope_message(source)
-            pending.append(await producer.send(topic, value=value, key=key, headers=headers))
+            partition = None if busy is None else i % busy
+            pending.append(await producer.send(topic, value=value, key=key, headers=headers,
+                                               partition=partition))  # fmt: skip
         await asyncio.gather(*pending)
     finally:
         await producer.stop()
@@ -236,13 +249,14 @@ def run_workers(
     *,
     backlog: bool = False,
     rate: float | None = None,
+    busy: int | None = None,
 ) -> dict[str, float]:
     with ExitStack() as stack:
         address = stack.enter_context(tansu_broker(tmp / f"broker-{n_workers}.log"))
         settings = KafkaSettings(bootstrap_servers=address)
-        create_topics(settings, default_topic_specs(partitions=4, replication_factor=1))
+        create_topics(settings, default_topic_specs(partitions=PARTITIONS, replication_factor=1))
         if backlog:  # the pages wait in the topic before any worker starts
-            asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
+            produce_all(sources, settings, busy)
         workers = []
         bases: list[str] = []
         for i in range(n_workers):  # all started at once: they join the group together
@@ -258,7 +272,7 @@ def run_workers(
         # worker that joined first may have been cleaning alone until then, and those outcomes
         # are left out of the rate
         wait_for(
-            lambda: sum(worker_state(b).get("assigned_partitions", 0) for b in bases) == 4
+            lambda: sum(worker_state(b).get("assigned_partitions", 0) for b in bases) == PARTITIONS
             and not any(worker_state(b).get("rebalancing") for b in bases),
             "group join", 120, workers[0],
         )  # fmt: skip
@@ -268,9 +282,9 @@ def run_workers(
         broker = broker_pid(address)
         broker_before = cpu_seconds(broker) if broker else float("nan")
         if rate is not None:
-            asyncio.run(produce_paced(sources, settings, RAW_HTML_TOPIC, rate))
+            asyncio.run(produce_paced(sources, settings, RAW_HTML_TOPIC, rate, busy))
         elif not backlog:
-            asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
+            produce_all(sources, settings, busy)
         inputs, outcomes = asyncio.run(record_times(settings, len(sources), timeout=600))
         cpu = sum(cpu_seconds(w.pid) for w in workers) - cpu_before
         broker_cpu = (cpu_seconds(broker) if broker else float("nan")) - broker_before
@@ -307,6 +321,14 @@ def run_workers(
         }
 
 
+def produce_all(sources: list[Source], settings: KafkaSettings, busy: int | None) -> None:
+    """Every page to the input topic, as fast as it goes (into ``busy`` partitions only)."""
+    if busy is None:
+        asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
+    else:
+        asyncio.run(produce_paced(sources, settings, RAW_HTML_TOPIC, None, busy))
+
+
 def _cleaning_seconds(base: str) -> float:
     """A worker's time in `clean_document` so far (its processing-time histogram's sum)."""
     return metric(http_text(f"{base}/metrics"), "stream_cleaner_document_processing_seconds_sum")
@@ -339,6 +361,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(a steady load below their capacity): the latencies are then a page's own time "
         "through the worker, not its wait behind the others",
     )  # fmt: skip
+    parser.add_argument(
+        "--busy-partitions", type=int, choices=range(1, PARTITIONS + 1), metavar="N",
+        help=f"put every page into the first N of the input topic's {PARTITIONS} partitions "
+        "and leave the others idle (default: the keys spread them over all)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.rate is not None and args.backlog:
         parser.error("--rate and --backlog exclude each other")
@@ -347,9 +374,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                       origin=p.name)
                for k in range(args.copies) for p in pages]  # fmt: skip
     model = load_model()
-    print(f"CleanEval test, {len(pages)} pages ({len(sources)} produced); the core timed just "
-          f"before and just after each run, in as many processes at once as there are workers "
-          f"(pages/s per process, the mean of the two)\n")  # fmt: skip
+    busy = (
+        f", into {args.busy_partitions} of the {PARTITIONS} partitions"
+        if args.busy_partitions
+        else ""
+    )
+    print(f"CleanEval test, {len(pages)} pages ({len(sources)} produced{busy}); the core "
+          f"timed just before and just after each run, in as many processes at once as there "
+          f"are workers (pages/s per process, the mean of the two)\n")  # fmt: skip
     print(
         "| worker processes | run | core pages/s | outcomes | seconds | documents/s "
         "| per process vs core | documents/s, first 98 % | per process vs core, first 98 % "
@@ -366,7 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ticks = [cpu_ticks()]
                 before = core_rates(pages, model, n)
                 ticks.append(cpu_ticks())
-                run = run_workers(sources, n, Path(tmp), backlog=args.backlog, rate=args.rate)
+                run = run_workers(sources, n, Path(tmp), backlog=args.backlog, rate=args.rate,
+                                  busy=args.busy_partitions)  # fmt: skip
                 ticks.append(cpu_ticks())
                 after = core_rates(pages, model, n)
                 ticks.append(cpu_ticks())

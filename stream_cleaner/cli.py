@@ -428,6 +428,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="seconds between heartbeats (default 3)",
     )
     p.add_argument(
+        "--fetch-max-wait",
+        type=float,
+        dest="fetch_max_wait_seconds",
+        help="seconds a fetch waits at most for records to come (default 0.1)",
+    )
+    p.add_argument(
         "--lag-interval",
         type=float,
         dest="lag_interval_seconds",
@@ -1169,6 +1175,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         session_timeout_seconds=args.session_timeout_seconds,
         heartbeat_interval_seconds=args.heartbeat_interval_seconds,
         lag_interval_seconds=args.lag_interval_seconds,
+        fetch_max_wait_seconds=args.fetch_max_wait_seconds,
     )
     load_models_now(settings.cleaner)  # fail now, before joining the group
     if not args.no_create_topics:

@@ -35,6 +35,7 @@ acknowledgements pass untouched.
 
 The guarded consumer also fetches a partition that Faust paused for its stream's full buffer
 again as soon as the buffer has room, where Faust could wait a second (`_wait_next_records`).
+`fetching_within` shortens the wait of each fetch, which Faust fixes at 1.5 s.
 """
 
 from __future__ import annotations
@@ -61,6 +62,37 @@ SEEK_SECONDS = 10.0
 # buffer (Faust's fetches wait up to a second, and a paused partition is fetched again only
 # by the next fetch)
 PAUSED_FETCH_SECONDS = 0.05
+
+
+def fetching_within(consumer_class: type[Any], max_wait_seconds: float) -> type[Any]:
+    """A subclass of Faust's aiokafka ``Consumer`` whose fetches wait ``max_wait_seconds`` at
+    most for records (Faust fixes aiokafka's ``fetch_max_wait_ms`` at 1,500 ms).
+
+    aiokafka keeps one fetch under way per broker, and while a partition's fetched records
+    wait for the streams (a busy worker) it fetches only the others. When those others are
+    idle, that fetch waits its whole maximum, and the busy partition's next records with it.
+    A worker with its backlog in one of its four partitions made 151 documents/s at 1,500
+    ms and 330-357 at 50-500 ms (CleanEval pages, Tansu, one run each).
+    """
+    max_wait_ms = max(1, round(max_wait_seconds * 1000))
+
+    class FetchingWithin(consumer_class):  # type: ignore[misc, valid-type]
+        def _new_consumer_thread(self) -> Any:
+            thread = super()._new_consumer_thread()
+            create = thread._create_worker_consumer
+
+            def create_worker_consumer(transport: Any) -> Any:
+                consumer = create(transport)
+                if not hasattr(consumer, "_fetch_max_wait_ms"):  # not the aiokafka we know
+                    log.warning("cannot set the consumer's fetch wait: aiokafka changed")
+                    return consumer
+                consumer._fetch_max_wait_ms = max_wait_ms  # read when its fetcher starts
+                return consumer
+
+            thread._create_worker_consumer = create_worker_consumer
+            return thread
+
+    return FetchingWithin
 
 
 def guarded(consumer_class: type[Any]) -> type[Any]:

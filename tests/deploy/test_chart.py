@@ -221,6 +221,7 @@ def test_every_setting_reaches_the_worker() -> None:
         heartbeat_interval_seconds=5,
         request_timeout_seconds=60,
         commit_interval_seconds=2.5,
+        fetch_max_wait_seconds=0.25,
         site_templates=True,
         site_partitions=6,
         sites=SiteSettings(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import subprocess
 import sys
@@ -61,6 +62,7 @@ def test_worker_settings_from_env():
         {"web_port": 0},
         {"group_id": ""},
         {"heartbeat_interval_seconds": 40.0},
+        {"fetch_max_wait_seconds": 0},
         {"documents_topic": "crawl.raw-html.v1"},
     ],
 )
@@ -142,7 +144,7 @@ def test_metrics_count_an_outcome(tiny_model):
     assert 'stream_cleaner_documents_dead_lettered_total{reason="empty"} 0.0' in text
     assert 'stream_cleaner_stage_duration_seconds_count{stage="parse"} 1.0' in text
     assert f"stream_cleaner_input_bytes_total {float(len(msg.key) + len(msg.value))}" in text
-    kept = outcome.cleaned.n_kept
+    kept = outcome.stats.n_kept
     assert f"stream_cleaner_sentences_kept_total {float(kept)}" in text
     assert 'stream_cleaner_stage_duration_seconds_count{stage="language"} 1.0' in text
     by_language = {
@@ -240,6 +242,23 @@ def test_bulk_histogram_skips_missing_values():
     assert found[(("le", "10.0"),), "p_bucket"] == 1
 
 
+def test_worker_consumer_fetches_wait_what_the_settings_say():
+    pytest.importorskip("faust")
+
+    async def fetch_wait_ms(settings: WorkerSettings) -> int:
+        app = create_app(settings)
+        # the aiokafka consumer Faust's consumer thread makes (Faust asks for 1,500 ms);
+        # nothing connects before it is started
+        kafka_consumer = app.consumer._thread._create_worker_consumer(app.transport)
+        await kafka_consumer.stop()
+        return kafka_consumer._fetch_max_wait_ms
+
+    settings = WorkerSettings(kafka=KafkaSettings(bootstrap_servers="k1:9092"))
+    assert asyncio.run(fetch_wait_ms(settings)) == 100
+    settings = settings.with_options(fetch_max_wait_seconds=0.25)
+    assert asyncio.run(fetch_wait_ms(settings)) == 250
+
+
 def test_worker_command_options():
     args = parse_args(
         [
@@ -255,9 +274,12 @@ def test_worker_command_options():
             "--no-create-topics",
             "--max-perplexity",
             "800",
+            "--fetch-max-wait",
+            "0.5",
         ]
     )
     assert (args.group_id, args.web_port, args.batch_size) == ("g", 7000, 4)
+    assert args.fetch_max_wait_seconds == 0.5
     assert args.no_create_topics is True
     assert args.max_sentence_perplexity == 800
 
