@@ -7,11 +7,13 @@ loop of `agents._append_all` without the native builder), and
 ``_native/record_batch.RecordBatchBuilder`` a page's records (`records.PackedValues`) in one
 `append_packed` call. Both build their batches (header and CRC-32C), and aiokafka's reader must
 find the same records in both, every CRC right. Then the batches go into produce requests of
-four partitions each, encoded as ``AIOKafkaConnection.send`` does (header, request, size), once
-by aiokafka's own encoding and once by `streaming.produce_requests`' one-pass structs, which
-must write the same bytes. Prints milliseconds per page for each, the best of ``--repeat``
-rounds, with the core's own time per page beside them (after a warm-up of 20 pages): on the
-event loop, these milliseconds are taken from the cleaning thread, which shares the GIL.
+four partitions each, framed as ``AIOKafkaConnection.send`` sends them (size, header,
+request), once by aiokafka's own encoding and connection and once by
+`streaming.produce_requests`' one-pass structs framed in one join (as the connection does
+after `produce_requests.install`), which must write the same bytes. Prints milliseconds per
+page for each, the best of ``--repeat`` rounds, with the core's own time per page beside them
+(after a warm-up of 20 pages): on the event loop, these milliseconds are taken from the
+cleaning thread, which shares the GIL.
 
     .venv/bin/python bench/record_batches.py [--limit N] [--repeat 5]
 """
@@ -85,13 +87,17 @@ def produce_requests(batches: list[bytes]) -> list[object]:
 
 
 def encode_requests(requests: list[object], struct_class: type) -> list[bytes]:
-    """Each request built as ``struct_class`` and framed as ``AIOKafkaConnection.send`` does."""
+    """Each request built as ``struct_class`` and framed as ``AIOKafkaConnection.send`` does:
+    aiokafka's own, or the one join of `produce_requests.install` for a one-pass struct."""
     import struct
 
     framed = []
     for correlation_id, request in enumerate(requests):
         built = request.build(struct_class)
         header = built.build_request_header(correlation_id=correlation_id, client_id="bench")
+        if hasattr(built, "frame"):
+            framed.append(built.frame(header.encode()))
+            continue
         message = header.encode() + built.encode()
         framed.append(struct.pack(">i", len(message)) + message)
     return framed

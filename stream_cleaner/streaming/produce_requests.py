@@ -1,4 +1,4 @@
-"""Kafka produce requests encoded with one copy of their record batches instead of six.
+"""Kafka produce requests framed with one copy of their record batches instead of eight.
 
 aiokafka (0.14) encodes a request by joining bytes at every level of its schema: ``Bytes``
 prefixes the record batch with its length, then each ``Schema`` and ``Array`` around it joins
@@ -7,12 +7,15 @@ produce request's record batches, nearly all of its bytes, are copied at each st
 worker sends a request of a few MiB for every batch of pages, on the event loop that shares
 the GIL with the cleaning thread. `bench/record_batches.py` frames the CleanEval test pages'
 sentence records as the connection sends them (requests of 4 MiB): 0.041-0.044 ms a page
-with aiokafka's encoding, 0.019-0.020 with this one, most of it now the connection's two
-copies (`tests/streaming/test_produce_requests.py` checks the bytes are the same).
+with aiokafka's encoding, 0.019-0.020 with one join in the encoding and the connection's two
+copies after it (`tests/streaming/test_produce_requests.py` checks the bytes are the same).
+In a worker those two copies of requests of a few MiB were a tenth of the event loop's time
+with the GIL (py-spy), so the connection now writes such a request as one join too.
 
 `install` makes aiokafka's sender build its ``ProduceRequest`` structs from subclasses whose
-``encode`` joins the pieces once. Every version aiokafka has (v0 to v7) shares the layout; a
-struct of any other layout keeps aiokafka's own ``encode``.
+``encode`` joins the pieces once, and makes the connection frame them (size, header, request)
+in that same join. Every version aiokafka has (v0 to v7) shares the layout; a struct of any
+other layout keeps aiokafka's own ``encode`` and framing.
 """
 
 from __future__ import annotations
@@ -46,6 +49,15 @@ class OnePassEncode:
     __dict__: dict[str, Any]
 
     def encode(self) -> bytes:
+        return b"".join(self.pieces())
+
+    def frame(self, header: bytes) -> bytes:
+        """The request as a connection sends it: its size, ``header``, then the request."""
+        pieces = self.pieces()
+        return b"".join([_INT32(len(header) + sum(map(len, pieces))), header, *pieces])
+
+    def pieces(self) -> list[Any]:
+        """The bytes of the request, in order: short pieces and the record batches."""
         fields = self.__dict__
         pieces = []
         if "transactional_id" in self.SCHEMA.names:
@@ -61,7 +73,7 @@ class OnePassEncode:
                     pieces.append(_INT32(-1))
                 else:
                     pieces += [_INT32(len(records)), records]
-        return b"".join(pieces)
+        return pieces
 
 
 def _names(schema: Any) -> tuple[str, ...]:
@@ -89,7 +101,7 @@ def one_pass(struct_class: type) -> type:
 
 
 def install() -> bool:
-    """Make aiokafka's producers encode produce requests in one pass; idempotent.
+    """Make aiokafka's producers encode and frame produce requests in one pass; idempotent.
 
     Returns:
         False when aiokafka's sender does not look as expected (another version): it is
@@ -108,5 +120,44 @@ def install() -> bool:
         def build(self, request_struct_class: Any) -> Any:
             return super().build(one_pass(request_struct_class))
 
+    _frame_in_one_join()
     sender.ProduceRequest = OnePassProduceRequest  # type: ignore[misc]
     return True
+
+
+def _frame_in_one_join() -> None:
+    """Make ``AIOKafkaConnection.send`` write a one-pass produce request in one join (its
+    own code otherwise: every other request, and any connection it does not know)."""
+    from aiokafka import conn
+
+    original = conn.AIOKafkaConnection.send
+    if getattr(original, "one_join", False):
+        return
+
+    def send(self: Any, request: Any, expect_response: bool = True) -> Any:
+        # aiokafka 0.14's send, but for the one join and the debug line with the request
+        if self._writer is None or not getattr(request, "one_pass", False):
+            return original(self, request, expect_response)
+        request_struct = request.prepare(self._versions)
+        if not isinstance(request_struct, OnePassEncode):
+            return original(self, request, expect_response)
+        correlation_id = self._next_correlation_id()
+        header = request_struct.build_request_header(
+            correlation_id=correlation_id, client_id=self._client_id
+        )
+        try:
+            self._writer.write(request_struct.frame(header.encode()))
+        except OSError as err:
+            self.close(reason=conn.CloseReason.CONNECTION_BROKEN)
+            raise conn.Errors.KafkaConnectionError(
+                f"Connection at {self._host}:{self._port} broken: {err}"
+            ) from err
+        if not expect_response:
+            return self._writer.drain()
+        fut = self._loop.create_future()
+        self._requests.append((correlation_id, request_struct, fut))
+        return conn.wait_for(fut, self._request_timeout)
+
+    send.one_join = True  # type: ignore[attr-defined]
+    send.original = original  # type: ignore[attr-defined]
+    conn.AIOKafkaConnection.send = send

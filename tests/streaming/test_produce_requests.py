@@ -1,6 +1,8 @@
+import asyncio
 import random
 
 import pytest
+from aiokafka import conn
 from aiokafka.producer import sender
 from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.protocol.produce import ProduceRequest
@@ -54,6 +56,7 @@ def test_other_layouts_keep_aiokafkas_encoding():
 
 def test_install_makes_the_sender_build_one_pass_requests(monkeypatch):
     monkeypatch.setattr(sender, "ProduceRequest", ProduceRequest)  # undone after the test
+    monkeypatch.setattr(conn.AIOKafkaConnection, "send", aiokafka_send())
     assert install() is True
     assert install() is True  # idempotent: the class stays
     substitute = sender.ProduceRequest
@@ -73,3 +76,66 @@ def test_install_leaves_an_unexpected_sender_alone(monkeypatch):
     monkeypatch.setattr(sender, "ProduceRequest", Other)
     assert install() is False
     assert sender.ProduceRequest is Other
+
+
+def aiokafka_send():
+    """aiokafka's own ``AIOKafkaConnection.send``, whether or not `install` replaced it."""
+    send = conn.AIOKafkaConnection.send
+    return getattr(send, "original", send)
+
+
+class Writer:
+    """Stands in for a connection's stream writer: keeps what is written."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(bytes(data))
+
+    async def drain(self) -> None:
+        pass
+
+
+def sent(send, request, version: int, expect_response: bool) -> tuple[list[bytes], int]:
+    """What ``send`` writes for ``request`` on a new connection to a broker of one produce
+    request version, and how many responses the connection then waits for."""
+
+    async def run() -> tuple[list[bytes], int]:
+        connection = conn.AIOKafkaConnection("127.0.0.1", 9, client_id="stream-cleaner-test")
+        connection._writer = Writer()
+        connection._versions = {ProduceRequest.API_KEY: (version, version)}
+        waiting = send(connection, request, expect_response)
+        n_waiting = len(connection._requests)
+        waiting.close()  # a coroutine: the response it would wait for never comes
+        return connection._writer.written, n_waiting
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("struct_class", ProduceRequest._CLASSES, ids=lambda c: c.__name__)
+def test_the_connection_frames_one_pass_requests_as_aiokafka_does(monkeypatch, struct_class):
+    monkeypatch.setattr(sender, "ProduceRequest", ProduceRequest)
+    monkeypatch.setattr(conn.AIOKafkaConnection, "send", aiokafka_send())
+    assert install() is True
+    send = conn.AIOKafkaConnection.send
+    assert send is not aiokafka_send() and send.original is aiokafka_send()
+    install()
+    assert conn.AIOKafkaConnection.send is send  # idempotent: wrapped once
+    version = struct_class.API_VERSION
+    rng = random.Random(version)
+    for _ in range(20):
+        fields = {
+            "transactional_id": rng.choice([None, "txn-ä"]) if version >= 3 else None,
+            "required_acks": rng.choice([-1, 0, 1]),
+            "timeout": rng.randrange(1 << 31),
+            "topics": random_topics(rng),
+        }
+        expect_response = fields["required_acks"] != 0
+        ours = sent(send, sender.ProduceRequest(**fields), version, expect_response)
+        theirs = sent(aiokafka_send(), ProduceRequest(**fields), version, expect_response)
+        assert len(ours[0]) == 1  # one write of one join
+        assert ours == (theirs[0], 1 if expect_response else 0)
+        assert b"".join(ours[0]) == b"".join(theirs[0])
+        # any other request goes through aiokafka's own send
+        assert sent(send, ProduceRequest(**fields), version, expect_response) == theirs
