@@ -320,7 +320,7 @@ class WorkerMetrics:
         else:
             self.documents_cleaned.inc()
         self.output_bytes.inc(outcome.bytes_out)
-        doc = outcome.cleaned
+        doc = outcome.stats
         if doc is None:
             return
         seconds = doc.seconds
@@ -332,14 +332,14 @@ class WorkerMetrics:
             self.document_seconds.observe_each((("", total),))
         if outcome.is_dead_letter:
             return
-        self._language_children[metric_label(doc.language.code)].inc()
+        self._language_children[metric_label(doc.language)].inc()
         # one update per document and reason, not per sentence: pages have hundreds
         n_dropped = 0
         dropped = self._dropped_children
         for reason, count in doc.dropped.items():
             (dropped.get(reason) or self.sentences_dropped.labels(reason)).inc(count)
             n_dropped += count
-        self.sentences_kept.inc(len(doc.sentences) - n_dropped)
+        self.sentences_kept.inc(doc.n_sentences - n_dropped)
         self.sentence_perplexity.observe_many(outcome.perplexities)
 
     def observe_publish(self, seconds: float) -> None:

@@ -26,7 +26,7 @@ import operator
 import re
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from itertools import accumulate
 from typing import Any, Final, NamedTuple, overload
 
@@ -765,6 +765,29 @@ class OutputRecord(NamedTuple):
 _PERPLEXITY = operator.attrgetter("perplexity")
 
 
+class DocumentStats(NamedTuple):
+    """What the metrics read of a cleaned document (`WorkerMetrics.observe_outcome`).
+
+    An `Outcome` keeps these instead of the document: a batch's outcomes live until the
+    broker has their records, and a page's document (its sentences, blocks and text, some
+    thousand objects) freed then by the event loop, cold, cost it a tenth of its time with
+    the GIL (py-spy); freed in the cleaning thread right after its records are written, it is
+    still in cache.
+    """
+
+    error: str | None
+    language: str
+    seconds: Mapping[str, float]
+    dropped: Mapping[str, int]
+    n_sentences: int
+    n_kept: int
+
+    @classmethod
+    def of(cls, doc: CleanedDocument) -> DocumentStats:
+        return cls(doc.error, doc.language.code, doc.seconds, doc.dropped, len(doc.sentences),
+                   doc.n_kept)  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What one input message becomes: one cleaned document with its sentences, or one dead letter.
@@ -778,9 +801,12 @@ class Outcome:
             sequence of bytes given is packed).
         dead_letter: the ``clean.dead-letter.v1`` record, or ``None`` for a cleaned document.
         reason: the dead-letter reason, or ``None``.
-        cleaned: what the core returned, for metrics (drops by reason, sentence perplexities,
-            stage seconds); ``None`` when the input never reached the core.
+        cleaned: what the core returned (init only): its `DocumentStats` and sentence
+            perplexities are kept, not the document; ``None`` when the input never reached
+            the core.
         forward: the record re-keyed to the site topic (`forward_outcome`), or ``None``.
+        stats: the cleaned document's `DocumentStats`, for metrics (computed; ``None`` when
+            the input never reached the core).
         bytes_out: bytes of keys, values and headers over all the outcome's records (computed).
         perplexities: a cleaned document's sentence perplexities, NaN for a sentence without
             one, as a float64 array (computed; empty for a dead letter or a forward).
@@ -791,16 +817,17 @@ class Outcome:
     sentence_values: PackedValues = NO_VALUES
     dead_letter: OutputRecord | None = None
     reason: str | None = None
-    cleaned: CleanedDocument | None = None
+    cleaned: InitVar[CleanedDocument | None] = None
     forward: OutputRecord | None = None
     # What the metrics read (`WorkerMetrics.observe_outcome`), worked out where the outcome
     # is made, in the cleaning thread, while its records are still in the CPU's caches: read
     # later by the event loop, a page's few hundred sentence values cost it several times
     # more, and the event loop's time is taken from the cleaning thread's (one GIL).
+    stats: DocumentStats | None = field(init=False, compare=False)
     bytes_out: int = field(init=False, compare=False)
     perplexities: np.ndarray = field(init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, cleaned: CleanedDocument | None) -> None:
         heads = (self.document, self.dead_letter, self.forward)
         if sum(head is not None for head in heads) != 1:
             raise ValueError(
@@ -819,10 +846,12 @@ class Outcome:
         n = len(head.key) + len(head.value) + sum(len(k) + len(v) for k, v in head.headers)
         n += len(head.key) * len(values) + len(values.data)
         object.__setattr__(self, "bytes_out", n)
-        scored = self.cleaned.sentences if self.cleaned and self.document else ()
+        scored = cleaned.sentences if cleaned is not None and self.document else ()
         # each sentence's perplexity, NaN for one without (no token, no model for it)
         found = np.array(list(map(_PERPLEXITY, scored)), dtype=np.float64)
         object.__setattr__(self, "perplexities", found)
+        stats = None if cleaned is None else DocumentStats.of(cleaned)
+        object.__setattr__(self, "stats", stats)
 
     @property
     def is_dead_letter(self) -> bool:
