@@ -375,7 +375,7 @@ def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 from cpython cimport array
 
 import array
@@ -518,9 +518,33 @@ cdef bytes _cached(dict cache, value, dumps):
         return dumps(value)
 
 
-cdef list _numbers(bytes array):
-    """The items of a JSON array of numbers (or nulls), as written."""
-    return array[1 : len(array) - 1].split(b",")
+cdef struct Items:
+    # the items of a JSON array of numbers (or nulls) as written, taken one by one: the next
+    # starts at ``at``; ``end`` is the closing bracket
+    const char *at
+    const char *end
+
+
+cdef bint _items(bytes array, Py_ssize_t n, Items *items):
+    """Point ``items`` at the ``n`` items of ``array`` (a JSON array of numbers, or nulls);
+    False if it holds another number of comma-separated items (a value with a comma)."""
+    cdef const char *data = array
+    cdef Py_ssize_t length = len(array), commas = 0, i
+    for i in range(1, length - 1):
+        if data[i] == b",":
+            commas += 1
+    items.at = data + 1
+    items.end = data + length - 1
+    return commas == n - 1
+
+
+cdef inline int _put_item(Buffer *out, Items *items) except -1:
+    """The next item of ``items``."""
+    cdef const char *comma = <const char *> memchr(items.at, b",", items.end - items.at)
+    cdef const char *stop = comma if comma != NULL else items.end
+    _put(out, items.at, stop - items.at)
+    items.at = stop + 1
+    return 0
 
 
 # the fields sentence_values reads, by position in _SENTENCE_FIELDS
@@ -575,19 +599,22 @@ def sentence_values(str doc_id, sentences, dumps):
     cdef array.array ends = array.clone(_ENDS, n, zero=False)
     if n == 0:
         return b"", ends
-    cdef list log10_probs = _numbers(dumps([s.log10_prob for s in sentences]))
-    cdef list perplexities = _numbers(dumps([s.perplexity for s in sentences]))
+    # the floats of the page in one dumps call each, taken item by item from its array
+    cdef bytes log10_json = dumps([s.log10_prob for s in sentences])
+    cdef bytes perplexity_json = dumps([s.perplexity for s in sentences])
+    cdef Items log10_items, perplexity_items
+    cdef list log10_probs = None, perplexities = None
     cdef bytes id_json = dumps(doc_id)
     cdef dict cache = {}
     cdef list offsets = _field_offsets(sentences)
     cdef Py_ssize_t at_text = offsets[0], at_block = offsets[1], at_tokens = offsets[3]
     cdef Py_ssize_t at_oov = offsets[4], at_keep = offsets[6], at_reason = offsets[7]
     cdef Py_ssize_t at_language = offsets[8], at_log10 = offsets[2], at_perplexity = offsets[5]
-    # a field that holds something with a comma in it (not a number) split into more items:
-    # it is written value by value
-    if len(log10_probs) != n:
+    # a field that holds something with a comma in it (not a number) makes more items: it is
+    # written value by value
+    if not _items(log10_json, n, &log10_items):
         log10_probs = [dumps(_field(s, at_log10, "log10_prob")) for s in sentences]
-    if len(perplexities) != n:
+    if not _items(perplexity_json, n, &perplexity_items):
         perplexities = [dumps(_field(s, at_perplexity, "perplexity")) for s in sentences]
     cdef Buffer out
     out.data = NULL
@@ -612,13 +639,19 @@ def sentence_values(str doc_id, sentences, dumps):
             _put(&out, b',"language":', 12)
             _put_bytes(&out, _cached(cache, _field(s, at_language, "language"), dumps))
             _put(&out, b',"log10_prob":', 14)
-            _put_bytes(&out, <bytes> log10_probs[i])
+            if log10_probs is None:
+                _put_item(&out, &log10_items)
+            else:
+                _put_bytes(&out, <bytes> log10_probs[i])
             _put(&out, b',"n_sentences":', 15)
             _put_int(&out, n, dumps)
             _put(&out, b',"oov":', 7)
             _put_int(&out, _field(s, at_oov, "n_oov"), dumps)
             _put(&out, b',"perplexity":', 14)
-            _put_bytes(&out, <bytes> perplexities[i])
+            if perplexities is None:
+                _put_item(&out, &perplexity_items)
+            else:
+                _put_bytes(&out, <bytes> perplexities[i])
             _put(&out, b',"reason":', 10)
             _put_bytes(&out, _cached(cache, _field(s, at_reason, "reason"), dumps))
             _put(&out, b',"text":', 8)
