@@ -431,8 +431,7 @@ async def publish_and_ack(
         metrics.observe_publish(time.perf_counter() - started)
         for event in events:
             await ack(event)
-        for outcome in outcomes:
-            metrics.observe_outcome(outcome)
+        metrics.observe_outcomes(outcomes)
         metrics.mark_processed()
     finally:
         metrics.in_progress.dec(len(events))

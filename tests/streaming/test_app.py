@@ -20,7 +20,7 @@ from stream_cleaner.streaming.app import (
     runtime_of,
 )
 from stream_cleaner.streaming.metrics import BulkHistogram, WorkerMetrics
-from stream_cleaner.streaming.records import InputMessage, clean_message
+from stream_cleaner.streaming.records import InputMessage, clean_message, forward_outcome
 from stream_cleaner.streaming.topics import KafkaSettings
 from stream_cleaner.streaming.views import readiness
 
@@ -155,6 +155,38 @@ def test_metrics_count_an_outcome(tiny_model):
     assert by_language["en"] == 1.0 and by_language["other"] == 0.0
     assert sum(by_language.values()) == 1.0
     assert len(by_language) == 28  # bounded: 26 common languages, und and other
+
+
+def test_metrics_count_a_batch_as_its_outcomes_one_by_one(tiny_model):
+    pages = [
+        (b"doc-en", b"<p>A river is a natural stream of water. It flows towards an ocean.</p>"),
+        (b"doc-en2", b"<p>The river flows. It is a stream.</p><p>| menu | home |</p>"),
+        (b"doc-de", "<p>Die Stadtverwaltung hat am Dienstag einen neuen Haushalt für die "
+                    "Bibliotheken beschlossen.</p>".encode()),
+        (b"doc-empty", b""),
+        (b"doc-pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n" * 4),
+        (None, b'{"id": 3'),
+    ]  # fmt: skip
+    messages = [
+        InputMessage(topic="in", partition=0, offset=i, key=key, value=value)
+        for i, (key, value) in enumerate(pages)
+    ]
+    outcomes = [clean_message(msg, worker_version="0", model=tiny_model) for msg in messages]
+    outcomes.append(forward_outcome(messages[0], "example.org"))
+    one_by_one, batched = WorkerMetrics(), WorkerMetrics()
+    for outcome in outcomes:
+        one_by_one.observe_outcome(outcome)
+    batched.observe_outcomes(outcomes)
+    expected = _samples(one_by_one.registry, "stream_cleaner_")
+    assert _samples(batched.registry, "stream_cleaner_") == expected
+    # and the batch was counted whole
+    text = batched.exposition().decode()
+    assert "stream_cleaner_documents_cleaned_total 3.0" in text
+    assert "stream_cleaner_documents_rekeyed_total 1.0" in text
+    assert sum(outcome.is_dead_letter for outcome in outcomes) == 3
+    scored = sum(int((outcome.perplexities == outcome.perplexities).sum()) for outcome in outcomes)
+    assert scored > 0
+    assert f"stream_cleaner_sentence_perplexity_count {float(scored)}" in text
 
 
 def _samples(registry, name):
