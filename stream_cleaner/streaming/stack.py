@@ -136,6 +136,11 @@ async def broker_answers(address: str) -> bool:
     from aiokafka.admin import AIOKafkaAdminClient
     from aiokafka.errors import KafkaError
 
+    host, _, port = address.rpartition(":")
+    try:  # nothing listening yet: no client, whose failed bootstrap logs an error
+        socket.create_connection((host, int(port)), timeout=2).close()
+    except OSError:
+        return False
     admin = AIOKafkaAdminClient(bootstrap_servers=address, request_timeout_ms=2000)
     try:
         await admin.start()  # bootstrapping is a metadata request

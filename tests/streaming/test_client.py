@@ -126,6 +126,15 @@ def test_produce_and_tail_commands(broker, capsysbinary):
 
 
 @pytest.mark.broker
+def test_a_broker_not_listening_yet_is_not_ready_and_logs_nothing(caplog):
+    from stream_cleaner.streaming.stack import broker_answers, free_port
+
+    with caplog.at_level("DEBUG", logger="aiokafka"):
+        assert asyncio.run(broker_answers(f"127.0.0.1:{free_port()}")) is False
+    # the stack's start-up polls the port: no client error for each poll
+    assert [r for r in caplog.records if r.levelname in ("ERROR", "WARNING")] == []
+
+
 def test_stack_command_cleans_the_samples_end_to_end(capsys):
     from stream_cleaner.cli import main
 
