@@ -300,8 +300,10 @@ def run_workers(
             timed = sum(t > start for t in outcomes.values())
             elapsed = (max(outcomes.values()) - start) / 1000
         # the same rate up to the outcome that makes STEADY_SHARE of them: the last pages of a
-        # drain can wait on fetches while most partitions have run dry (Tansu seems to answer
-        # those only when their maximum wait is up), a wait that only the end of the input has
+        # drain can wait on fetches while most partitions have run dry (Tansu answers those
+        # only when their maximum wait is up: the worker's --fetch-max-wait, 0.1 s, where
+        # Faust's 1.5 s made the rate depend on the drain's last second), a wait that only
+        # the end of the input has
         after = sorted(t for t in outcomes.values() if t > start)
         k = max(1, math.ceil(STEADY_SHARE * len(after)))
         steady = k / max((after[k - 1] - start) / 1000, 1e-9) if after else float("nan")
