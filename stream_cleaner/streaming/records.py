@@ -780,12 +780,10 @@ class DocumentStats(NamedTuple):
     seconds: Mapping[str, float]
     dropped: Mapping[str, int]
     n_sentences: int
-    n_kept: int
 
     @classmethod
     def of(cls, doc: CleanedDocument) -> DocumentStats:
-        return cls(doc.error, doc.language.code, doc.seconds, doc.dropped, len(doc.sentences),
-                   doc.n_kept)  # fmt: skip
+        return cls(doc.error, doc.language.code, doc.seconds, doc.dropped, len(doc.sentences))
 
 
 @dataclass(frozen=True, slots=True)
