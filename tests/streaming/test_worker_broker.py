@@ -1,8 +1,9 @@
 """The worker end to end: `stream-cleaner worker` as a subprocess against the real broker.
 
-Good pages and every kind of bad input go in; exactly one cleaned document or one dead letter
-comes out per input id, the sentence records match their documents, the metrics count the
-same, the web pages answer, and SIGTERM stops the worker cleanly.
+Good pages, pages in compressed batches and every kind of bad input go in; exactly one
+cleaned document or one dead letter comes out per input id, the sentence records match their
+documents, the metrics count the same, the web pages answer, and SIGTERM stops the worker
+cleanly.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ OUTCOME_SECONDS = 60.0
 STOP_SECONDS = 15.0
 MAX_PAGE_BYTES = 100_000
 CRASH_PAGES = 2000
+# input batches compressed with each of Kafka's codecs, keyed (and so named) by it
+COMPRESSED_INPUTS = ("gzip", "snappy", "lz4", "zstd")
 PARAGRAPHS = (
     "A river is a natural stream of water that flows towards an ocean, a lake or another river.",
     "Rivers are part of the water cycle, and most of their water comes from rain and melting snow.",
@@ -121,8 +124,11 @@ def _inputs(input_topic: str) -> list[tuple[bytes | None, bytes | None, list, st
     return out
 
 
-async def _produce(servers: str, topic: str, inputs: list) -> list[str]:
-    """Produce the inputs; returns the id each one should end under."""
+async def _produce(
+    servers: str, topic: str, inputs: list, compressed: tuple[str, ...] = ()
+) -> list[str]:
+    """Produce the inputs, then a page compressed with each codec of ``compressed``, keyed by
+    its codec; returns the id each one should end under."""
     from aiokafka import AIOKafkaProducer
 
     producer = AIOKafkaProducer(bootstrap_servers=servers, max_request_size=2 * 2**20)
@@ -145,6 +151,14 @@ async def _produce(servers: str, topic: str, inputs: list) -> list[str]:
         ids.append(f"kafka:{topic}:{meta.partition}:{meta.offset}")
     finally:
         await producer.stop()
+    for n, codec in enumerate(compressed):  # crawlers' producers often compress
+        compressing = AIOKafkaProducer(bootstrap_servers=servers, compression_type=codec)
+        await compressing.start()
+        try:
+            await compressing.send_and_wait(topic, _page(500 + n).encode(), key=codec.encode())
+        finally:
+            await compressing.stop()
+        ids.append(codec)
     return ids
 
 
@@ -273,10 +287,10 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
     inputs = _inputs(names["input"])
     proc = _start_worker(command, log, tmp_path)
     try:
-        ids = asyncio.run(_produce(broker, names["input"], inputs))
-        assert len(set(ids)) == len(ids) == len(inputs) + 1
+        ids = asyncio.run(_produce(broker, names["input"], inputs, COMPRESSED_INPUTS))
+        assert len(set(ids)) == len(ids) == len(inputs) + 1 + len(COMPRESSED_INPUTS)
         expected_reasons = {i: reason for i, (*_, reason) in zip(ids, inputs, strict=False)}
-        expected_reasons[ids[-1]] = None
+        expected_reasons.update({i: None for i in ids[len(inputs) :]})
         _wait_for(f"{base}/readyz", proc, log, OUTCOME_SECONDS)
 
         out = asyncio.run(_consume(broker, names, set(ids)))
