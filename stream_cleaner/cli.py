@@ -321,6 +321,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     _add_kafka_options(p)
     p.add_argument("--topic", default=None, help="input topic (default crawl.raw-html.v1)")
     p.add_argument("--form", choices=("envelope", "raw"), default="envelope")
+    p.add_argument(
+        "--compression",
+        choices=("none", "gzip", "snappy", "lz4", "zstd"),
+        default="none",
+        help="the codec of the record batches sent (default none)",
+    )
 
     p = commands.add_parser(
         "tail",
@@ -432,6 +438,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=float,
         dest="fetch_max_wait_seconds",
         help="seconds a fetch waits at most for records to come (default 0.1)",
+    )
+    p.add_argument(
+        "--compression",
+        help="the codec of the output record batches: none (default), gzip, snappy, lz4 or zstd",
     )
     p.add_argument(
         "--lag-interval",
@@ -1080,7 +1090,8 @@ def _cmd_produce(args: argparse.Namespace) -> int:
     from .streaming.topics import RAW_HTML_TOPIC
 
     sources = iter_documents(args.paths, stdin=sys.stdin.buffer)
-    stats = produce(sources, _kafka_from(args), args.topic or RAW_HTML_TOPIC, form=args.form)
+    stats = produce(sources, _kafka_from(args), args.topic or RAW_HTML_TOPIC, form=args.form,
+                    compression=args.compression)  # fmt: skip
     for skipped in stats.skipped:
         print(f"not sent: {skipped}", file=sys.stderr)
     print(
@@ -1176,6 +1187,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         heartbeat_interval_seconds=args.heartbeat_interval_seconds,
         lag_interval_seconds=args.lag_interval_seconds,
         fetch_max_wait_seconds=args.fetch_max_wait_seconds,
+        compression=args.compression,
     )
     load_models_now(settings.cleaner)  # fail now, before joining the group
     if not args.no_create_topics:

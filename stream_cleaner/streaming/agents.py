@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import time
@@ -562,8 +563,10 @@ class BatchSend:
         producer = self._producer()
         batch = producer.create_batch()
         if _fast_builder(producer, batch):
+            accumulator = producer._message_accumulator
+            codec = accumulator._compression_type
             batch._builder = native_module("record_batch").RecordBatchBuilder(
-                producer._message_accumulator._batch_size
+                accumulator._batch_size, codec, _codec_encoders().get(codec)
             )
         entry = self.open[slot] = (batch, asyncio.get_running_loop().create_future())
         entry[0].append(key=key, value=value, timestamp=None, headers=headers)
@@ -596,16 +599,27 @@ class BatchSend:
 _NO_HEADERS: list[Any] = []
 
 
+@functools.cache
+def _codec_encoders() -> dict[int, Any]:
+    """aiokafka's compression functions by the codec bits of a batch's attributes."""
+    from aiokafka import codec
+
+    return {1: codec.gzip_encode, 2: codec.snappy_encode, 3: codec.lz4_encode,
+            4: codec.zstd_encode}  # fmt: skip
+
+
 def _fast_builder(producer: Any, batch: Any) -> bool:
     """Whether ``batch`` (fresh from ``producer.create_batch()``) can take the native builder:
-    it is built, and aiokafka's builder is the one it replaces, for an uncompressed batch of
-    a producer without idempotence or transactions (which set a batch's producer state)."""
+    it is built, and aiokafka's builder is the one it replaces, for a batch of a producer
+    without idempotence or transactions (which set a batch's producer state), uncompressed or
+    compressed by a codec aiokafka has."""
     accumulator = getattr(producer, "_message_accumulator", None)
+    codec = getattr(accumulator, "_compression_type", None)
     return (
         native_module("record_batch") is not None
         and type(getattr(batch, "_builder", None)).__name__ == "DefaultRecordBatchBuilder"
         and getattr(batch, "_relative_offset", None) == 0
-        and getattr(accumulator, "_compression_type", None) == 0
+        and (codec == 0 or codec in _codec_encoders())
         and getattr(accumulator, "_txn_manager", False) is None
         and isinstance(getattr(accumulator, "_batch_size", None), int)
     )

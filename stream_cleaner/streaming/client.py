@@ -79,11 +79,13 @@ async def produce_async(
     form: Form = "envelope",
     max_request_bytes: int = MAX_MESSAGE_BYTES_DEFAULT,
     on_sent: Callable[[Source], None] | None = None,
+    compression: str = "none",
 ) -> ProduceStats:
     """Send every page of ``sources`` to ``topic`` and wait until the broker has them all.
 
     A source that a reader could not read (a broken WARC record, a bad JSON line) has no page
-    to send: it is listed in ``skipped`` with its error instead.
+    to send: it is listed in ``skipped`` with its error instead. ``compression`` is the codec
+    of the record batches (none, gzip, snappy, lz4 or zstd).
     """
     from aiokafka import AIOKafkaProducer
 
@@ -96,6 +98,7 @@ async def produce_async(
         acks="all",
         max_request_size=max_request_bytes,
         linger_ms=5,
+        compression_type=None if compression == "none" else compression,
     )
     stats = ProduceStats()
     await producer.start()

@@ -222,6 +222,7 @@ def test_every_setting_reaches_the_worker() -> None:
         request_timeout_seconds=60,
         commit_interval_seconds=2.5,
         fetch_max_wait_seconds=0.25,
+        compression="zstd",
         site_templates=True,
         site_partitions=6,
         sites=SiteSettings(

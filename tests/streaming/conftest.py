@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from stream_cleaner.streaming.stack import tansu_broker
+from stream_cleaner.streaming.topics import KafkaSettings
 
 from ..conftest import REPO
 
@@ -40,3 +41,28 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield address
     finally:
         broker.__exit__(None, None, None)
+
+
+async def batch_codecs(settings: KafkaSettings, topic: str, partition: int) -> list[int]:
+    """The codec bits of each record batch the broker holds in a partition, in order: a raw
+    fetch, since consumers hand over records without their batch."""
+    from aiokafka import TopicPartition
+    from aiokafka.client import AIOKafkaClient
+    from aiokafka.protocol.fetch import FetchRequest
+    from aiokafka.record.memory_records import MemoryRecords
+
+    client = AIOKafkaClient(**settings.client_kwargs())
+    await client.bootstrap()
+    try:
+        client.add_topic(topic)
+        await client.force_metadata_update()
+        node = client.cluster.leader_for_partition(TopicPartition(topic, partition))
+        request = FetchRequest(500, 1, 64 << 20, 0, [(topic, [(partition, 0, 64 << 20)])])
+        response = await client.send(node, request)
+    finally:
+        await client.close()
+    records = MemoryRecords(response.topics[0][1][0][-1])  # the last field in every version
+    codecs = []
+    while (batch := records.next_batch()) is not None:
+        codecs.append(batch.compression_type)
+    return codecs

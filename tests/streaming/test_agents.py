@@ -311,14 +311,15 @@ print(language.identifier()._model is not None, sorted(labeller._labellers))
     ("options", "native"),
     [
         ({}, True),
-        ({"compression_type": "gzip"}, False),
+        ({"compression_type": "gzip"}, True),
+        ({"compression_type": "zstd"}, True),
         ({"enable_idempotence": True}, False),
         ({"transactional_id": "t"}, False),
     ],
 )
 def test_batches_take_the_native_builder_only_where_it_writes_what_aiokafka_would(options, native):
-    """The native record builder writes uncompressed batches without producer state: a
-    producer that compresses, is idempotent or transactional keeps aiokafka's builder."""
+    """The native record builder writes batches without producer state, compressed or not: a
+    producer that is idempotent or transactional keeps aiokafka's builder."""
     from aiokafka import AIOKafkaProducer
 
     from stream_cleaner._native import native_module

@@ -64,6 +64,7 @@ def test_worker_settings_from_env():
         {"group_id": ""},
         {"heartbeat_interval_seconds": 40.0},
         {"fetch_max_wait_seconds": 0},
+        {"compression": "brotli"},
         {"documents_topic": "crawl.raw-html.v1"},
     ],
 )
@@ -292,6 +293,24 @@ def test_worker_consumer_fetches_wait_what_the_settings_say():
     assert asyncio.run(fetch_wait_ms(settings)) == 250
 
 
+def test_worker_producer_compresses_with_the_settings_codec():
+    """The codec reaches the aiokafka producer Faust makes (its attributes' codec bits), so
+    the batches `agents.BatchSend` fills are compressed with it."""
+    pytest.importorskip("faust")
+
+    async def codec(settings: WorkerSettings) -> int:
+        producer = create_app(settings).producer._new_producer()  # never started
+        try:
+            return producer._message_accumulator._compression_type
+        finally:
+            await producer.stop()
+
+    settings = WorkerSettings(kafka=KafkaSettings(bootstrap_servers="k1:9092"))
+    assert asyncio.run(codec(settings)) == 0
+    assert asyncio.run(codec(settings.with_options(compression="zstd"))) == 4
+    assert asyncio.run(codec(settings.with_options(compression="gzip"))) == 1
+
+
 def test_worker_command_options():
     args = parse_args(
         [
@@ -309,10 +328,13 @@ def test_worker_command_options():
             "800",
             "--fetch-max-wait",
             "0.5",
+            "--compression",
+            "lz4",
         ]
     )
     assert (args.group_id, args.web_port, args.batch_size) == ("g", 7000, 4)
     assert args.fetch_max_wait_seconds == 0.5
+    assert args.compression == "lz4"
     assert args.no_create_topics is True
     assert args.max_sentence_perplexity == 800
 

@@ -22,6 +22,7 @@ from stream_cleaner.streaming.topics import (
 )
 
 from ..conftest import SAMPLES
+from .conftest import batch_codecs
 
 LATIN1 = "<p>Grüße aus Köln</p>".encode("latin-1")
 
@@ -114,11 +115,15 @@ def test_produce_and_tail_commands(broker, capsysbinary):
                 topic,
                 "--form",
                 "raw",
+                "--compression",
+                "snappy",
             ]
         )
         == 0
     )
     assert b"pages" in capsysbinary.readouterr().err
+    codecs = [asyncio.run(batch_codecs(settings, topic, partition)) for partition in (0, 1)]
+    assert {codec for found in codecs for codec in found} == {2}  # snappy
     assert main(["tail", topic, "--bootstrap-servers", broker, "--max", "3"]) == 0
     lines = capsysbinary.readouterr().out.splitlines()
     assert len(lines) == 3
@@ -145,13 +150,20 @@ def test_stack_command_cleans_the_samples_end_to_end(capsys):
 
 
 @pytest.mark.broker
-@pytest.mark.parametrize("builder", ["RecordBatchBuilder", "DefaultRecordBatchBuilder"])
-def test_batch_send_writes_every_record_in_order_across_full_batches(broker, builder, monkeypatch):
+@pytest.mark.parametrize(
+    ("builder", "compression"),
+    [("RecordBatchBuilder", None), ("DefaultRecordBatchBuilder", None),
+     ("RecordBatchBuilder", "zstd"), ("RecordBatchBuilder", "lz4")],
+)  # fmt: skip
+def test_batch_send_writes_every_record_in_order_across_full_batches(
+    broker, builder, compression, monkeypatch
+):
     """The worker's BatchSend through a real producer whose batches hold only a few records:
     a document's sentence records fill batch after batch, a record near the request limit
     gets a batch of its own, a record over it is refused; every record arrives once, in
     order, on the key's partition (the consumer checks every batch's CRC), and every future
-    is done when the broker has them. With the native builder and with aiokafka's."""
+    is done when the broker has them. With the native builder and with aiokafka's, and with
+    the native builder compressing (the broker then holds batches of that codec)."""
     from types import SimpleNamespace
 
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -178,7 +190,8 @@ def test_batch_send_writes_every_record_in_order_across_full_batches(broker, bui
 
     async def run() -> list[bytes]:
         producer = AIOKafkaProducer(**settings.client_kwargs(), max_batch_size=2048,
-                                    max_request_size=65_536)  # fmt: skip
+                                    max_request_size=65_536,
+                                    compression_type=compression)  # fmt: skip
         await producer.start()
         try:
             app = SimpleNamespace(producer=SimpleNamespace(_producer=producer))
@@ -205,6 +218,9 @@ def test_batch_send_writes_every_record_in_order_across_full_batches(broker, bui
         finally:
             await consumer.stop()
         assert len({partition for partition, _ in got}) == 1
+        codecs = await batch_codecs(settings, topic, got[0][0])
+        assert len(codecs) > 10
+        assert set(codecs) == {{None: 0, "lz4": 3, "zstd": 4}[compression]}
         return [value for _, value in got]
 
     assert asyncio.run(run()) == [*values[:250], big, *values[250:]]

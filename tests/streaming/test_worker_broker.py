@@ -36,6 +36,7 @@ from stream_cleaner.streaming.topics import (
 )
 
 from ..conftest import DATA, REPO
+from .conftest import batch_codecs
 
 SAMPLES = REPO / "stream_cleaner" / "samples"
 
@@ -283,7 +284,8 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "worker.log"
-    command = _worker_command(broker, names, port, f"g{tag}")
+    # its outputs compressed (the default writes them as they are; the other tests use it)
+    command = [*_worker_command(broker, names, port, f"g{tag}"), "--compression", "zstd"]
     inputs = _inputs(names["input"])
     proc = _start_worker(command, log, tmp_path)
     try:
@@ -304,6 +306,10 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
             assert sum(s["kept"] for s in sentences) == doc["n_kept"]
             assert doc["n_sentences"] >= 1
             assert doc["text"]
+        settings = KafkaSettings(bootstrap_servers=broker)
+        for topic in (names["documents"], names["sentences"]):  # every output batch in zstd
+            codecs = [asyncio.run(batch_codecs(settings, topic, p)) for p in range(4)]
+            assert {codec for found in codecs for codec in found} == {4}
         keyed = next(d for d in out["documents"] if d["id"] == "https://example.org/keyed")
         assert keyed["url"] == "https://example.org/keyed"
         big = next(d for d in out["dead_letter"] if d["id"] == "big-1")
