@@ -32,18 +32,20 @@ from data import load_cleaneval
 BATCH_BYTES = 1024 * 1024  # the worker's producer batch size (app.PRODUCER_BATCH_BYTES)
 
 
-def with_aiokafka(outcomes: list) -> list[bytes]:
+def with_aiokafka(outcomes: list, codec: int = 0) -> list[bytes]:
+    """The outcomes' sentence records in batches of aiokafka's builder (``codec``: the
+    attributes' compression bits)."""
     from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
     batches, offset = [], 0
-    builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, 0, BATCH_BYTES)
+    builder = DefaultRecordBatchBuilder(2, codec, 0, -1, -1, 0, BATCH_BYTES)
     for outcome in outcomes:
         key = outcome.document.key
         for value in outcome.sentence_values:
             # no timestamp: the time now, as the worker's batches write them
             if builder.append(offset, None, key, value, []) is None:
                 batches.append(builder.build())
-                builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, 0, BATCH_BYTES)
+                builder = DefaultRecordBatchBuilder(2, codec, 0, -1, -1, 0, BATCH_BYTES)
                 offset = 0
                 builder.append(offset, None, key, value, [])
             offset += 1
@@ -51,9 +53,16 @@ def with_aiokafka(outcomes: list) -> list[bytes]:
     return batches
 
 
-def with_native(outcomes: list, module: object) -> list[bytes]:
+def with_native(outcomes: list, module: object, codec: int = 0) -> list[bytes]:
+    """The same with the native builder, a page's records in one call, as the worker writes
+    them (`agents.BatchSend`)."""
+    from stream_cleaner.streaming.agents import _codec_encoders
+
+    def new_builder() -> object:
+        return module.RecordBatchBuilder(BATCH_BYTES, codec, _codec_encoders().get(codec))
+
     batches, offset = [], 0
-    builder = module.RecordBatchBuilder(BATCH_BYTES)
+    builder = new_builder()
     for outcome in outcomes:
         key, values, start = outcome.document.key, outcome.sentence_values, 0
         while True:
@@ -62,7 +71,7 @@ def with_native(outcomes: list, module: object) -> list[bytes]:
             if end == len(values):
                 break
             batches.append(builder.build())
-            builder, offset, start = module.RecordBatchBuilder(BATCH_BYTES), 0, end
+            builder, offset, start = new_builder(), 0, end
     batches.append(builder.build())
     return batches
 
@@ -116,25 +125,18 @@ def _records(batches: list[bytes]) -> list[tuple] | None:
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, help="use only the first N CleanEval test pages")
-    parser.add_argument("--repeat", type=int, default=5, help="rounds; the best is printed")
-    args = parser.parse_args(argv)
-
+def worker_outcomes(limit: int | None) -> tuple[list, list[float]]:
+    """The CleanEval test pages (the first ``limit``) cleaned as the worker cleans them
+    (envelope in, `outcome_records` out), after a warm-up of 20 pages: the outcomes of those
+    that became documents, and the seconds `clean_document` took for each page."""
     from stream_cleaner import RawDocument, clean_document
-    from stream_cleaner._native import native_module
     from stream_cleaner.io import Source
     from stream_cleaner.lm import load_model
     from stream_cleaner.streaming.agents import settle_gc
     from stream_cleaner.streaming.client import envelope_message
     from stream_cleaner.streaming.records import InputMessage, decode_input, outcome_records
 
-    module = native_module("record_batch")
-    if module is None:
-        print("the native modules are not built: run scripts/build_native.py", file=sys.stderr)
-        return 1
-    pages = load_cleaneval("test")[: args.limit]
+    pages = load_cleaneval("test")[:limit]
     model = load_model()
     for page in pages[:20]:
         clean_document(page.raw, model=model)
@@ -152,6 +154,22 @@ def main(argv: list[str] | None = None) -> int:
         outcome = outcome_records(msg, raw, doc, worker_version="bench")
         if outcome.document is not None:
             outcomes.append(outcome)
+    return outcomes, core
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, help="use only the first N CleanEval test pages")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds; the best is printed")
+    args = parser.parse_args(argv)
+
+    from stream_cleaner._native import native_module
+
+    module = native_module("record_batch")
+    if module is None:
+        print("the native modules are not built: run scripts/build_native.py", file=sys.stderr)
+        return 1
+    outcomes, core = worker_outcomes(args.limit)
     records = sum(len(outcome.sentence_values) for outcome in outcomes)
 
     from aiokafka.protocol.produce import ProduceRequest_v7

@@ -30,7 +30,7 @@ With ``--rate``, the pages are produced one at a time at a steady rate below the
 capacity, and the latencies are what a page takes through a worker that is not behind.
 
     .venv/bin/python bench/streaming.py [--limit N] [--workers 1,2] [--repeat N] [--backlog]
-        [--copies N] [--rate PAGES_PER_SECOND]
+        [--copies N] [--rate PAGES_PER_SECOND] [--compression CODEC]
 """
 
 from __future__ import annotations
@@ -250,6 +250,7 @@ def run_workers(
     backlog: bool = False,
     rate: float | None = None,
     busy: int | None = None,
+    compression: str = "none",
 ) -> dict[str, float]:
     with ExitStack() as stack:
         address = stack.enter_context(tansu_broker(tmp / f"broker-{n_workers}.log"))
@@ -264,7 +265,8 @@ def run_workers(
             workers.append(stack.enter_context(running(
                 [sys.executable, "-m", "stream_cleaner", "worker", "--bootstrap-servers",
                  address, "--no-create-topics", "--web-host", "127.0.0.1",
-                 "--web-port", str(web)], tmp / f"worker-{n_workers}-{i}.log")))  # fmt: skip
+                 "--web-port", str(web), "--compression", compression],
+                tmp / f"worker-{n_workers}-{i}.log")))  # fmt: skip
             bases.append(f"http://127.0.0.1:{web}")
         for base, proc in zip(bases, workers, strict=True):
             wait_for(lambda base=base: http_ok(f"{base}/readyz"), "worker", 90, proc)
@@ -368,6 +370,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"put every page into the first N of the input topic's {PARTITIONS} partitions "
         "and leave the others idle (default: the keys spread them over all)",
     )  # fmt: skip
+    parser.add_argument(
+        "--compression", default="none",
+        help="the workers' codec for their output batches (worker --compression)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.rate is not None and args.backlog:
         parser.error("--rate and --backlog exclude each other")
@@ -381,6 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.busy_partitions
         else ""
     )
+    if args.compression != "none":
+        busy += f"; the workers' outputs in {args.compression}"
     print(f"CleanEval test, {len(pages)} pages ({len(sources)} produced{busy}); the core "
           f"timed just before and just after each run, in as many processes at once as there "
           f"are workers (pages/s per process, the mean of the two)\n")  # fmt: skip
@@ -401,7 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 before = core_rates(pages, model, n)
                 ticks.append(cpu_ticks())
                 run = run_workers(sources, n, Path(tmp), backlog=args.backlog, rate=args.rate,
-                                  busy=args.busy_partitions)  # fmt: skip
+                                  busy=args.busy_partitions,
+                                  compression=args.compression)  # fmt: skip
                 ticks.append(cpu_ticks())
                 after = core_rates(pages, model, n)
                 ticks.append(cpu_ticks())
