@@ -184,11 +184,13 @@ class WorkerMetrics:
             registry=r,
         )
         self.input_bytes = Counter(
-            PREFIX + "input_bytes", "Bytes of input message keys and values.", registry=r
+            PREFIX + "input_bytes",
+            "Bytes of input message keys and values, as decompressed.",
+            registry=r,
         )
         self.output_bytes = Counter(
             PREFIX + "output_bytes",
-            "Bytes of published record keys, values and headers.",
+            "Bytes of published record keys, values and headers, before any compression.",
             registry=r,
         )
         self.sentences_kept = Counter(
