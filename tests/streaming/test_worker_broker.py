@@ -12,6 +12,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -1308,3 +1309,80 @@ def test_workers_joining_leaving_and_killed_mid_stream_lose_nothing(
     finally:
         for proc, _ in procs:
             _stop(proc)
+
+
+def test_a_broker_that_stops_answering_for_a_while_loses_nothing(tmp_path: Path) -> None:
+    """The broker frozen (SIGSTOP) mid-run for 12 s, as in a long pause or a network
+    partition, then thawed: longer than the worker's requests may take (8 s here) and than
+    its group session (6 s). The worker carries on: it never exits, every input has its
+    outcome and replays are identical. A broker of its own: the session's broker serves the
+    other tests."""
+    from stream_cleaner.streaming.stack import tansu_broker
+
+    from .conftest import TANSU
+
+    if not TANSU.exists():
+        pytest.skip("Tansu is not installed")
+    tag = uuid.uuid4().hex[:8]
+    samples = sorted(SAMPLES.glob("*.html"))
+    n_pages = 600
+    inputs = [
+        (None, samples[n % len(samples)].read_bytes(),
+         [("id", f"p-{n}".encode()), ("content-type", b"text/html")], None)
+        for n in range(n_pages)
+    ]  # fmt: skip
+    ids = [f"p-{n}" for n in range(n_pages)]
+    with tansu_broker(tmp_path / "tansu.log", binary=str(TANSU)) as address:
+        broker_pid = _listening_pid(address)
+        names = _create_topics(address, tag)
+        asyncio.run(_produce_only(address, names["input"], inputs))
+        port = _free_port()
+        log = tmp_path / "worker.log"
+        with log.open("wb") as log_file:
+            proc = subprocess.Popen(
+                _worker_command(address, names, port, f"g{tag}"), cwd=tmp_path,
+                stdout=log_file, stderr=subprocess.STDOUT,
+                env={**_env(tmp_path), "STREAM_CLEANER_WORKER_REQUEST_TIMEOUT_SECONDS": "8"},
+            )  # fmt: skip
+        try:
+            received = 0.0
+            deadline = time.monotonic() + OUTCOME_SECONDS
+            while received < n_pages // 10:
+                assert time.monotonic() < deadline and proc.poll() is None, _tail(log)
+                with contextlib.suppress(OSError, AssertionError):
+                    text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+                    received = _metric(text, "stream_cleaner_documents_received_total")
+                time.sleep(0.05)
+            os.kill(broker_pid, signal.SIGSTOP)
+            try:
+                time.sleep(12)
+                assert proc.poll() is None, _tail(log)
+            finally:
+                os.kill(broker_pid, signal.SIGCONT)
+            out = asyncio.run(_consume(address, names, set(ids), seconds=120))
+            assert proc.poll() is None, _tail(log)
+            assert _complete(out, set(ids)), _tail(log)
+            assert out["dead_letter"] == []
+            documents: dict[str, list] = defaultdict(list)
+            for doc in out["documents"]:
+                documents[doc["id"]].append(doc)
+            assert set(documents) == set(ids)
+            for copies in documents.values():
+                assert all(copy == copies[0] for copy in copies), "a replay is not identical"
+            # the pause outlasted the requests under way (aiokafka logs their timeouts)
+            assert "RequestTimedOutError" in log.read_text(errors="replace")
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def _listening_pid(address: str) -> int:
+    """The pid of the Tansu process whose listener URL is ``address``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            args = cmdline.read_bytes().split(b"\0")
+            if f"tcp://{address}".encode() in args and b"tansu" in args[0]:
+                found.append(int(cmdline.parent.name))
+    assert len(found) == 1, found
+    return found[0]
