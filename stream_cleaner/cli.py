@@ -444,6 +444,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="the codec of the output record batches: none (default), gzip, snappy, lz4 or zstd",
     )
     p.add_argument(
+        "--broker-wait",
+        type=float,
+        dest="broker_wait_seconds",
+        help="seconds to wait at start for a broker to answer (default 60; 0: no wait)",
+    )
+    p.add_argument(
         "--lag-interval",
         type=float,
         dest="lag_interval_seconds",
@@ -1188,8 +1194,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         lag_interval_seconds=args.lag_interval_seconds,
         fetch_max_wait_seconds=args.fetch_max_wait_seconds,
         compression=args.compression,
+        broker_wait_seconds=args.broker_wait_seconds,
     )
     load_models_now(settings.cleaner)  # fail now, before joining the group
+    if settings.broker_wait_seconds > 0:  # a worker started before its cluster answers waits
+        topics.wait_for_brokers(settings.kafka, settings.broker_wait_seconds)
     if not args.no_create_topics:
         outcomes = topics.create_topics(kafka, settings.topic_specs(), timeout=args.timeout)
         created = [name for name, outcome in outcomes.items() if outcome == "created"]

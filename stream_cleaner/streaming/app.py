@@ -28,6 +28,7 @@ from ..web.config import WebSettings
 from .metrics import WorkerMetrics
 from .records import MAX_PAGE_BYTES_DEFAULT, REKEY_MODES
 from .topics import (
+    BROKER_WAIT_SECONDS_DEFAULT,
     DEAD_LETTER_TOPIC,
     DOCUMENTS_TOPIC,
     MAX_MESSAGE_BYTES_DEFAULT,
@@ -138,6 +139,8 @@ class WorkerSettings:
         fetch_max_wait_seconds: the longest a fetch waits for records to come.
         compression: the codec of the output record batches, one of `COMPRESSION_TYPES`
             (Kafka's ``compression.type`` of the producer); ``none`` by default.
+        broker_wait_seconds: how long ``stream-cleaner worker`` waits at start for a broker
+            to answer (`topics.wait_for_brokers`) before it gives up; 0 does not wait.
         lag_interval_seconds: how often ``stream_cleaner_consumer_lag`` is measured.
         datadir: Faust's data directory (unused without tables); a temporary one if ``None``.
         web: the web demo and API served beside the probes (``STREAM_CLEANER_WEB_*``).
@@ -175,6 +178,7 @@ class WorkerSettings:
     commit_interval_seconds: float = COMMIT_INTERVAL_SECONDS_DEFAULT
     fetch_max_wait_seconds: float = FETCH_MAX_WAIT_SECONDS_DEFAULT
     compression: str = "none"
+    broker_wait_seconds: float = BROKER_WAIT_SECONDS_DEFAULT
     lag_interval_seconds: float = LAG_INTERVAL_SECONDS_DEFAULT
     datadir: str | None = None
     web: WebSettings = field(default_factory=WebSettings)
@@ -212,6 +216,8 @@ class WorkerSettings:
             raise ValueError("request_timeout_seconds and commit_interval_seconds must be positive")
         if self.lag_interval_seconds <= 0 or self.fetch_max_wait_seconds <= 0:
             raise ValueError("lag_interval_seconds and fetch_max_wait_seconds must be positive")
+        if self.broker_wait_seconds < 0:
+            raise ValueError("broker_wait_seconds must not be negative")
         if self.compression not in COMPRESSION_TYPES:
             raise ValueError(f"compression must be one of {COMPRESSION_TYPES}, not "
                              f"{self.compression!r}")  # fmt: skip

@@ -9,8 +9,11 @@ specific to one broker; the tests run it against Tansu, production runs Apache K
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
+import socket
 import ssl
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -50,10 +53,16 @@ KAFKA_ENV_PREFIX = "STREAM_CLEANER_KAFKA_"
 # How long an admin call may take, connecting included, before the broker counts as
 # unreachable: a command line must fail with a message, not hang.
 ADMIN_TIMEOUT_SECONDS_DEFAULT = 10.0
+# How long a worker waits at start for its cluster to answer (`wait_for_brokers`): a pod
+# scheduled while Kafka restarts waits rather than exits. Below the chart's startup probe
+# (120 s), which also covers loading the models.
+BROKER_WAIT_SECONDS_DEFAULT = 60.0
 # Kafka's own rule for topic names (kafka.common.internals.Topic).
 _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 CreateOutcome = Literal["created", "exists"]
+
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -374,6 +383,62 @@ def describe_topics(
         BrokerUnavailable: no broker answered within ``timeout``.
     """
     return asyncio.run(describe_topics_async(settings, names, timeout=timeout))
+
+
+def wait_for_brokers(
+    settings: KafkaSettings,
+    timeout: float = BROKER_WAIT_SECONDS_DEFAULT,
+    *,
+    interval: float = 1.0,
+    log_every: float = 10.0,
+) -> None:
+    """Return once a broker at the bootstrap servers answers; wait ``timeout`` seconds at most.
+
+    While no bootstrap server accepts a TCP connection no client is made (aiokafka logs an
+    error for every bootstrap that fails); then an admin client must bootstrap, a metadata
+    request with the settings' security. Says every ``log_every`` seconds that it waits.
+
+    Raises:
+        BrokerUnavailable: no broker answered within ``timeout``.
+        Whatever else the admin client raises (a refused login, a TLS error): waiting would
+            not mend it.
+    """
+    servers = ",".join(settings.bootstrap_servers)
+    started = time.monotonic()
+    deadline = started + timeout
+    said = started
+    while True:
+        left = deadline - time.monotonic()
+        if _accepts_connections(settings.bootstrap_servers, min(max(left, 0.1), 2.0)):
+            try:
+                asyncio.run(_with_admin(settings, min(max(left, 0.1), 10.0), _no_work))
+                return
+            except BrokerUnavailable:
+                pass
+        now = time.monotonic()
+        if now >= deadline:
+            raise BrokerUnavailable(f"no Kafka broker answered at {servers} in {timeout:g} s")
+        if now - said >= log_every or said == started:
+            log.warning("waiting for a Kafka broker at %s (%.0f s so far, %g s at most)",
+                        servers, now - started, timeout)  # fmt: skip
+            said = now
+        time.sleep(min(interval, max(deadline - now, 0)))
+
+
+async def _no_work(admin: AIOKafkaAdminClient) -> None:
+    """Nothing: an admin client that started has bootstrapped."""
+
+
+def _accepts_connections(servers: Sequence[str], timeout: float) -> bool:
+    """Whether any of ``servers`` (``host:port``, ``[v6]:port``) accepts a TCP connection."""
+    for server in servers:
+        host, _, port = server.rpartition(":")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        except (OSError, ValueError):
+            continue
+        return True
+    return False
 
 
 async def _with_admin(

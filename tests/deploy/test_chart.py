@@ -223,6 +223,7 @@ def test_every_setting_reaches_the_worker() -> None:
         commit_interval_seconds=2.5,
         fetch_max_wait_seconds=0.25,
         compression="zstd",
+        broker_wait_seconds=30,
         site_templates=True,
         site_partitions=6,
         sites=SiteSettings(

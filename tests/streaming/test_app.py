@@ -65,6 +65,7 @@ def test_worker_settings_from_env():
         {"heartbeat_interval_seconds": 40.0},
         {"fetch_max_wait_seconds": 0},
         {"compression": "brotli"},
+        {"broker_wait_seconds": -1},
         {"documents_topic": "crawl.raw-html.v1"},
     ],
 )
@@ -330,11 +331,14 @@ def test_worker_command_options():
             "0.5",
             "--compression",
             "lz4",
+            "--broker-wait",
+            "5",
         ]
     )
     assert (args.group_id, args.web_port, args.batch_size) == ("g", 7000, 4)
     assert args.fetch_max_wait_seconds == 0.5
     assert args.compression == "lz4"
+    assert args.broker_wait_seconds == 5
     assert args.no_create_topics is True
     assert args.max_sentence_perplexity == 800
 

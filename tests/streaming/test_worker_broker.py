@@ -218,14 +218,19 @@ def _metric(text: str, name: str, **labels: str) -> float:
     raise AssertionError(f"{wanted} not in /metrics")
 
 
-def _create_topics(broker: str, tag: str) -> dict[str, str]:
-    """The four topics under names of this test only, created; {role: name}."""
-    names = {
+def _topic_names(tag: str) -> dict[str, str]:
+    """The four topics' names for one test: {role: name}."""
+    return {
         "input": f"w{tag}.crawl.raw-html.v1",
         "documents": f"w{tag}.clean.documents.v1",
         "sentences": f"w{tag}.clean.sentence-scores.v1",
         "dead_letter": f"w{tag}.clean.dead-letter.v1",
     }
+
+
+def _create_topics(broker: str, tag: str) -> dict[str, str]:
+    """The four topics under names of this test only, created; {role: name}."""
+    names = _topic_names(tag)
     specs = default_topic_specs(
         partitions=4,
         input_topic=names["input"],
@@ -1386,3 +1391,46 @@ def _listening_pid(address: str) -> int:
                 found.append(int(cmdline.parent.name))
     assert len(found) == 1, found
     return found[0]
+
+
+def test_a_worker_started_before_its_broker_waits_for_it(tmp_path: Path) -> None:
+    """A worker whose cluster does not answer yet (a pod scheduled while Kafka restarts)
+    waits, saying so, instead of exiting; once the broker listens it creates the topics,
+    joins and cleans. With nobody answering for ``--broker-wait`` it exits 1 with a message."""
+    from stream_cleaner.streaming.stack import running
+
+    from .conftest import TANSU
+
+    if not TANSU.exists():
+        pytest.skip("Tansu is not installed")
+    tag = uuid.uuid4().hex[:8]
+    port, web = _free_port(), _free_port()
+    address = f"127.0.0.1:{port}"
+    command = [arg for arg in _worker_command(address, _topic_names(tag), web, f"g{tag}")
+               if arg != "--no-create-topics"]  # fmt: skip
+    log = tmp_path / "worker.log"
+    proc = _start_worker([*command, "--broker-wait", "60"], log, tmp_path)
+    try:
+        time.sleep(4)
+        assert proc.poll() is None, _tail(log)
+        assert "waiting for a Kafka broker at " + address in log.read_text()
+        listener = f"tcp://{address}"
+        broker = [str(TANSU), "broker", "--listener-url", listener, "--advertised-listener-url",
+                  listener, "--storage-engine", "memory://tansu/"]  # fmt: skip
+        with running(broker, tmp_path / "tansu.log"):
+            _wait_for(f"http://127.0.0.1:{web}/readyz", proc, log, OUTCOME_SECONDS)
+            names = _topic_names(tag)
+            inputs = [(b"late-1", _page(1).encode(), [("id", b"late-1")], None)]
+            asyncio.run(_produce_only(address, names["input"], inputs))
+            out = asyncio.run(_consume(address, names, {"late-1"}))
+            assert [d["id"] for d in out["documents"]] == ["late-1"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+    lonely = tmp_path / "lonely.log"
+    started = time.monotonic()
+    proc = _start_worker([*command, "--broker-wait", "2"], lonely, tmp_path)
+    assert proc.wait(timeout=60) == 1
+    assert time.monotonic() - started < 40
+    assert f"no Kafka broker answered at {address} in 2 s" in lonely.read_text()
