@@ -397,11 +397,12 @@ def wait_for_brokers(
     While no bootstrap server accepts a TCP connection no client is made (aiokafka logs an
     error for every bootstrap that fails); then an admin client must bootstrap, a metadata
     request with the settings' security. Says every ``log_every`` seconds that it waits.
+    aiokafka reports a refused login or a failed TLS handshake as a failed connection, so
+    those are waited out too (its log says why at each try).
 
     Raises:
-        BrokerUnavailable: no broker answered within ``timeout``.
-        Whatever else the admin client raises (a refused login, a TLS error): waiting would
-            not mend it.
+        BrokerUnavailable: no broker answered within ``timeout``; the message ends with the
+            last failure.
     """
     servers = ",".join(settings.bootstrap_servers)
     started = time.monotonic()
@@ -409,15 +410,18 @@ def wait_for_brokers(
     said = started
     while True:
         left = deadline - time.monotonic()
+        last = "nothing accepts connections there"
         if _accepts_connections(settings.bootstrap_servers, min(max(left, 0.1), 2.0)):
             try:
                 asyncio.run(_with_admin(settings, min(max(left, 0.1), 10.0), _no_work))
                 return
-            except BrokerUnavailable:
-                pass
+            except BrokerUnavailable as exc:
+                last = str(exc)
         now = time.monotonic()
         if now >= deadline:
-            raise BrokerUnavailable(f"no Kafka broker answered at {servers} in {timeout:g} s")
+            raise BrokerUnavailable(
+                f"no Kafka broker answered at {servers} in {timeout:g} s (the last try: {last})"
+            )
         if now - said >= log_every or said == started:
             log.warning("waiting for a Kafka broker at %s (%.0f s so far, %g s at most)",
                         servers, now - started, timeout)  # fmt: skip

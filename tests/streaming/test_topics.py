@@ -393,3 +393,21 @@ def test_cli_creates_the_site_template_topics_too(broker, capsys, monkeypatch):
     monkeypatch.setenv("STREAM_CLEANER_WORKER_SITE_TOPIC", "sites.raw-html.unused.v1")
     assert main(args) == 0
     assert "sites.raw-html.unused.v1" not in capsys.readouterr().out
+
+
+def test_waiting_for_brokers_that_never_listen_gives_up_with_the_reason(caplog):
+    """Nothing listening at the bootstrap servers: `wait_for_brokers` says it waits, makes no
+    client (no aiokafka error at each try), and gives up after its timeout."""
+    from stream_cleaner.streaming.stack import free_port
+    from stream_cleaner.streaming.topics import BrokerUnavailable, wait_for_brokers
+
+    address = f"127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    with caplog.at_level("DEBUG"), pytest.raises(BrokerUnavailable) as raised:
+        wait_for_brokers(KafkaSettings(bootstrap_servers=address), 1.5, interval=0.2)
+    assert 1.5 <= time.monotonic() - started < 5
+    assert str(raised.value) == (f"no Kafka broker answered at {address} in 1.5 s "
+                                 "(the last try: nothing accepts connections there)")  # fmt: skip
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("aiokafka")] == []
+    assert any("waiting for a Kafka broker at " + address in r.getMessage()
+               for r in caplog.records)  # fmt: skip
