@@ -447,7 +447,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--broker-wait",
         type=float,
         dest="broker_wait_seconds",
-        help="seconds to wait at start for a broker to answer (default 60; 0: no wait)",
+        help="seconds to wait at start for a broker to answer (default 60; 0: no wait); "
+        "--timeout then bounds creating the topics",
     )
     p.add_argument(
         "--lag-interval",
