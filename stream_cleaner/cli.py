@@ -1007,52 +1007,25 @@ def _cmd_topics(args: argparse.Namespace) -> int:
     _require_stream_extra()
     from dataclasses import replace
 
-    from .settings import values_from_env
     from .streaming import topics
-    from .streaming.app import WORKER_ENV_PREFIX, WorkerSettings
+    from .streaming.app import WorkerSettings
 
     if args.timeout <= 0:
         raise ValueError("--timeout must be positive")
     kafka = topics.KafkaSettings.from_env()
     if args.bootstrap_servers:
         kafka = replace(kafka, bootstrap_servers=args.bootstrap_servers)
-    # the worker's own topic names (STREAM_CLEANER_WORKER_*_TOPIC), so that a deployment that
-    # renames them creates the topics its workers read and write
-    names = values_from_env(
-        WorkerSettings, WORKER_ENV_PREFIX, skip=("kafka", "cleaner", "web", "sites")
-    )
+    # the worker's own topics (STREAM_CLEANER_WORKER_*: names, site templates, re-keying), so
+    # that a deployment that renames them creates the topics its workers read and write
+    worker = WorkerSettings.from_env().with_options(input_topic=args.input_topic)
     options = {
-        "input_topic": args.input_topic or names.get("input_topic"),
-        "documents_topic": names.get("documents_topic"),
-        "sentence_scores_topic": names.get("sentence_scores_topic"),
-        "dead_letter_topic": names.get("dead_letter_topic"),
         "partitions": getattr(args, "partitions", None),
         "replication_factor": getattr(args, "replication_factor", None),
         "retention_ms": getattr(args, "retention_ms", None),
         "dead_letter_retention_ms": getattr(args, "dead_letter_retention_ms", None),
         "max_message_bytes": getattr(args, "max_message_bytes", None),
     }
-    specs = topics.default_topic_specs(**{k: v for k, v in options.items() if v is not None})
-    if names.get("site_templates"):
-        # the site-template table's changelog: compacted (one record per site is its state),
-        # partitioned like the input so a site's pages and state can share a partition
-        from .streaming.sitestate import changelog_topic
-
-        group_id = names.get("group_id") or WorkerSettings().group_id
-        specs += (
-            topics.TopicSpec(
-                name=changelog_topic(group_id),
-                partitions=specs[0].partitions,
-                replication_factor=specs[0].replication_factor,
-                retention_ms=-1,
-                cleanup_policy="compact",
-                max_message_bytes=specs[0].max_message_bytes,
-            ),
-        )
-        if names.get("rekey", WorkerSettings().rekey) != "off":
-            # re-keyed input: partitioned as the input, so a site's partition is one number
-            site_topic = names.get("site_topic") or WorkerSettings().site_topic
-            specs += (replace(specs[0], name=site_topic),)
+    specs = worker.topic_specs(**{k: v for k, v in options.items() if v is not None})
     aiokafka_log = logging.getLogger("aiokafka")
     level = aiokafka_log.level
     if not args.verbose:
@@ -1200,11 +1173,21 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     load_models_now(settings.cleaner)  # fail now, before joining the group
     if settings.broker_wait_seconds > 0:  # a worker started before its cluster answers waits
         topics.wait_for_brokers(settings.kafka, settings.broker_wait_seconds)
+    specs = settings.topic_specs()
     if not args.no_create_topics:
-        outcomes = topics.create_topics(kafka, settings.topic_specs(), timeout=args.timeout)
+        outcomes = topics.create_topics(kafka, specs, timeout=args.timeout)
         created = [name for name, outcome in outcomes.items() if outcome == "created"]
         if created:
             log.warning("created the topics %s", ", ".join(created))
+    else:  # nothing relies on auto-creation: a missing topic stops the worker now, named
+        found = topics.describe_topics(kafka, [spec.name for spec in specs], timeout=args.timeout)
+        missing = [spec.name for spec in specs if spec.name not in found]
+        if missing:
+            raise RuntimeError(
+                f"the topics {', '.join(missing)} do not exist: create them with `stream-cleaner "
+                "topics create` under the worker's STREAM_CLEANER_WORKER_* settings, or start "
+                "the worker without --no-create-topics"
+            )
     return run_worker(create_app(settings), loglevel=args.loglevel)
 
 

@@ -938,7 +938,7 @@ def _crash_on_failure(app: faust.App, task: asyncio.Task[None]) -> None:
 
 def _stop_worker(app: faust.App, exc: Exception) -> None:
     """Crash the app (exit code 1) without acknowledging anything more."""
-    log.critical("a batch failed, stopping the worker: %r", exc)
+    log.critical("a batch failed, stopping the worker: %r", exc, exc_info=exc)
     crashing = asyncio.get_running_loop().create_task(app.crash(exc))
     _CRASHING.add(crashing)  # the loop keeps weak references to tasks only
     crashing.add_done_callback(_CRASHING.discard)

@@ -240,8 +240,11 @@ class WorkerSettings:
         return self.rekey if self.site_templates else "off"
 
     def topic_specs(self, **options: Any) -> tuple[TopicSpec, ...]:
-        """The specs of the four topics under these names, and of the site topic when
-        messages are re-keyed; ``options`` as `default_topic_specs`."""
+        """The specs of every topic the worker reads or writes: the four under these names,
+        and with site templates the table's changelog and, when messages are re-keyed, the
+        site topic; ``options`` as `default_topic_specs`."""
+        from .sitestate import changelog_topic
+
         specs = default_topic_specs(
             input_topic=self.input_topic,
             documents_topic=self.documents_topic,
@@ -249,6 +252,13 @@ class WorkerSettings:
             dead_letter_topic=self.dead_letter_topic,
             **options,
         )
+        if self.site_templates:
+            # the site table's changelog: compacted (one record per site is its state), kept
+            # for ever, partitioned like the input so a site's pages and state share a number
+            specs += (
+                replace(specs[0], name=changelog_topic(self.group_id), retention_ms=-1,
+                        cleanup_policy="compact"),
+            )  # fmt: skip
         if self.rekey_mode != "off":
             specs += (replace(specs[0], name=self.site_topic),)  # partitioned as the input
         return specs

@@ -54,6 +54,22 @@ def test_worker_settings_from_env():
     assert settings.topic_specs()[0].name == "crawl.pages.v2"
 
 
+def test_worker_topics_with_site_templates_are_every_topic_it_uses():
+    """The four, then with site templates the table's changelog (compacted, kept for ever)
+    and, when re-keying, the site topic; both partitioned as the input."""
+    plain = WorkerSettings(group_id="g1")
+    assert [spec.name for spec in plain.topic_specs()] == list(plain.topic_names)
+    specs = plain.with_options(site_templates=True).topic_specs(partitions=6)
+    site_topics = ["g1-site-templates-changelog", "crawl.raw-html.by-site.v1"]
+    assert [spec.name for spec in specs] == [*plain.topic_names, *site_topics]
+    changelog = specs[4]
+    assert (changelog.partitions, changelog.retention_ms) == (6, -1)
+    assert changelog.cleanup_policy == "compact"
+    assert specs[5].partitions == 6
+    no_rekey = plain.with_options(site_templates=True, rekey="off").topic_specs()
+    assert [spec.name for spec in no_rekey][4:] == ["g1-site-templates-changelog"]
+
+
 @pytest.mark.parametrize(
     "changes",
     [

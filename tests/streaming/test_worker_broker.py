@@ -930,16 +930,17 @@ async def _produce_site_pages(servers: str, topic: str, numbers: range) -> list[
 def _site_test_topics(broker: str, *, site_topic: bool = False) -> tuple[str, dict[str, str], str]:
     """A consumer group and the topics of a site-template test, under names of this test
     only: the four ({role: name}), the table's changelog and, when asked, the site topic
-    (its name, else "")."""
+    (its name, else ""; the default site topic, shared, exists either way: the worker
+    checks that every topic it may use is there)."""
     from stream_cleaner.streaming.sitestate import changelog_topic
+    from stream_cleaner.streaming.topics import SITE_TOPIC
 
     tag = uuid.uuid4().hex[:8]
     group = f"g{tag}"
     names = _create_topics(broker, tag)
     extra = [TopicSpec(changelog_topic(group), 4, None, -1, cleanup_policy="compact")]
     site = f"w{tag}.crawl.raw-html.by-site.v1" if site_topic else ""
-    if site:
-        extra.append(TopicSpec(site, 4, None, 86_400_000))
+    extra.append(TopicSpec(site or SITE_TOPIC, 4, None, 86_400_000))
     create_topics(KafkaSettings(bootstrap_servers=broker), extra)
     return group, names, site
 
@@ -1434,3 +1435,50 @@ def test_a_worker_started_before_its_broker_waits_for_it(tmp_path: Path) -> None
     assert proc.wait(timeout=60) == 1
     assert time.monotonic() - started < 40
     assert f"no Kafka broker answered at {address} in 2 s" in lonely.read_text()
+
+
+def test_a_worker_without_its_topics_says_which_or_creates_them(
+    broker: str, tmp_path: Path
+) -> None:
+    """With site templates the worker also uses the table's changelog and the site topic.
+    Told not to create topics, it names the missing ones and exits at start (it used to
+    crash on its first batch, and again after every restart); else it creates every one of
+    them and cleans."""
+    from stream_cleaner.streaming.sitestate import changelog_topic
+    from stream_cleaner.streaming.topics import describe_topics
+
+    tag = uuid.uuid4().hex[:8]
+    group = f"g{tag}"
+    names = _create_topics(broker, tag)
+    site_topic = f"w{tag}.crawl.raw-html.by-site.v1"
+    env = {**_env(tmp_path), "STREAM_CLEANER_WORKER_SITE_TEMPLATES": "true",
+           "STREAM_CLEANER_WORKER_SITE_PARTITIONS": "4",
+           "STREAM_CLEANER_WORKER_SITE_TOPIC": site_topic}  # fmt: skip
+    port = _free_port()
+    command = _worker_command(broker, names, port, group)
+    log = tmp_path / "refused.log"
+    with log.open("wb") as log_file:
+        done = subprocess.run(command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT,
+                              env=env, timeout=90, check=False)  # fmt: skip
+    assert done.returncode == 1, _tail(log)
+    assert (f"the topics {changelog_topic(group)}, {site_topic} do not exist"
+            in log.read_text()), _tail(log)  # fmt: skip
+
+    log = tmp_path / "creating.log"
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(
+            [arg for arg in command if arg != "--no-create-topics"], cwd=tmp_path,
+            stdout=log_file, stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/readyz", proc, log, OUTCOME_SECONDS)
+        settings = KafkaSettings(bootstrap_servers=broker)
+        assert set(describe_topics(settings, [changelog_topic(group), site_topic])) == {
+            changelog_topic(group), site_topic}  # fmt: skip
+        inputs = [(None, _page(n).encode(), [("id", f"s-{n}".encode())], None) for n in range(3)]
+        asyncio.run(_produce_only(broker, names["input"], inputs))
+        out = asyncio.run(_consume(broker, names, {"s-0", "s-1", "s-2"}))
+        assert sorted(d["id"] for d in out["documents"]) == ["s-0", "s-1", "s-2"]
+        assert proc.poll() is None
+    finally:
+        _stop(proc)
