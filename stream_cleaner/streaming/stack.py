@@ -29,14 +29,13 @@ from typing import Any, TextIO
 import orjson
 
 from ..io import Source
+from .app import WorkerSettings
 from .client import produce_async
 from .topics import (
     DEAD_LETTER_TOPIC,
     DOCUMENTS_TOPIC,
-    RAW_HTML_TOPIC,
     KafkaSettings,
     create_topics,
-    default_topic_specs,
 )
 
 TANSU_ENV = "STREAM_CLEANER_TANSU"
@@ -180,14 +179,18 @@ def http_ok(url: str) -> bool:
 
 
 async def collect_outcomes(
-    settings: KafkaSettings, expected: set[str], *, timeout: float
+    settings: KafkaSettings,
+    expected: set[str],
+    *,
+    timeout: float,
+    topics: tuple[str, str] = (DOCUMENTS_TOPIC, DEAD_LETTER_TOPIC),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Read the documents and dead-letter topics until every expected id has an outcome."""
+    """Read the documents and dead-letter topics (``topics``, in that order) until every
+    expected id has an outcome."""
     from aiokafka import AIOKafkaConsumer
 
     consumer = AIOKafkaConsumer(
-        DOCUMENTS_TOPIC,
-        DEAD_LETTER_TOPIC,
+        *topics,
         **settings.client_kwargs(),
         group_id=None,
         auto_offset_reset="earliest",
@@ -206,7 +209,7 @@ async def collect_outcomes(
             for records in batches.values():
                 for record in records:
                     value = orjson.loads(record.value)
-                    (documents if record.topic == DOCUMENTS_TOPIC else dead).append(value)
+                    (documents if record.topic == topics[0] else dead).append(value)
                     seen.add(value.get("id", ""))
     finally:
         await consumer.stop()
@@ -244,7 +247,10 @@ def run_stack(
             bootstrap_servers = stack.enter_context(tansu_broker(logs / "broker.log"))
             print(f"broker      Tansu on {bootstrap_servers} (memory only)", file=out)
         settings = replace(KafkaSettings.from_env(), bootstrap_servers=bootstrap_servers)
-        specs = default_topic_specs(partitions=partitions, replication_factor=1)
+        # the topics the worker will use, as its STREAM_CLEANER_WORKER_* settings name them
+        # (with site templates, the table's changelog and the site topic too)
+        names = WorkerSettings.from_env()
+        specs = names.topic_specs(partitions=partitions, replication_factor=1)
         create_topics(settings, specs)
         print(f"topics      {', '.join(s.name for s in specs)} ({partitions} partitions)", file=out)
         web_port = free_port()
@@ -287,12 +293,15 @@ def run_stack(
         )
         result = StackResult()
         started = time.monotonic()
-        stats = asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
+        stats = asyncio.run(produce_async(sources, settings, names.input_topic))
         result.produced = stats.sent
         for skipped in stats.skipped:
             print(f"not sent    {skipped}", file=out)
         expected = {s.doc.id for s in sources if not s.doc.error}
-        documents, dead = asyncio.run(collect_outcomes(settings, expected, timeout=timeout))
+        outputs = (names.documents_topic, names.dead_letter_topic)
+        documents, dead = asyncio.run(
+            collect_outcomes(settings, expected, timeout=timeout, topics=outputs)
+        )
         result.seconds = time.monotonic() - started
         result.documents = documents
         result.dead_letters = Counter(d.get("reason", "unknown") for d in dead)

@@ -150,6 +150,23 @@ def test_stack_command_cleans_the_samples_end_to_end(capsys):
 
 
 @pytest.mark.broker
+def test_stack_makes_the_topics_its_worker_is_set_to_use(capsys, monkeypatch):
+    """The worker's settings from the environment name the topics the stack creates, feeds
+    and reads: renamed ones, and with site templates the table's changelog and the site
+    topic (the worker, told not to create topics, refuses to start without them)."""
+    from stream_cleaner.cli import main
+
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_SITE_TEMPLATES", "true")
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_INPUT_TOPIC", "crawl.stack-pages.v1")
+    assert main(["stack", "--timeout", "90"]) == 0
+    out = capsys.readouterr().out
+    assert "6 produced, 6 cleaned, 0 dead letters (none), 0 without an outcome" in out
+    topics = next(line for line in out.splitlines() if line.startswith("topics"))
+    assert "crawl.stack-pages.v1" in topics and "crawl.raw-html.v1" not in topics
+    assert "stream-cleaner-site-templates-changelog" in topics
+
+
+@pytest.mark.broker
 @pytest.mark.parametrize(
     ("builder", "compression"),
     [("RecordBatchBuilder", None), ("DefaultRecordBatchBuilder", None),
