@@ -15,31 +15,22 @@ aiokafka's levels (gzip 9, lz4 9, zstd 3: Kafka's defaults for the last two).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from record_batches import _records, with_aiokafka, with_native, worker_outcomes
+from record_batches import _records, bench_setup, with_aiokafka, with_native
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, help="use only the first N CleanEval test pages")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds; the best is printed")
-    args = parser.parse_args(argv)
-
-    from stream_cleaner._native import native_module
-
-    module = native_module("record_batch")
-    if module is None:
-        print("the native modules are not built: run scripts/build_native.py", file=sys.stderr)
+    setup = bench_setup(argv, __doc__.splitlines()[0], repeat=3)
+    if setup is None:
         return 1
-    outcomes, core = worker_outcomes(args.limit)
+    args, module, outcomes, core = setup
     n = len(outcomes)
     core_ms = sum(core) / len(core) * 1000
     reference = _records(with_native(outcomes, module))

@@ -157,10 +157,14 @@ def worker_outcomes(limit: int | None) -> tuple[list, list[float]]:
     return outcomes, core
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def bench_setup(
+    argv: list[str] | None, description: str, repeat: int
+) -> tuple[argparse.Namespace, object, list, list[float]] | None:
+    """The options (``--limit``, ``--repeat``), the native record batch module and
+    `worker_outcomes`; ``None``, said on stderr, when the native modules are not built."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--limit", type=int, help="use only the first N CleanEval test pages")
-    parser.add_argument("--repeat", type=int, default=5, help="rounds; the best is printed")
+    parser.add_argument("--repeat", type=int, default=repeat, help="rounds; the best is printed")
     args = parser.parse_args(argv)
 
     from stream_cleaner._native import native_module
@@ -168,8 +172,15 @@ def main(argv: list[str] | None = None) -> int:
     module = native_module("record_batch")
     if module is None:
         print("the native modules are not built: run scripts/build_native.py", file=sys.stderr)
+        return None
+    return args, module, *worker_outcomes(args.limit)
+
+
+def main(argv: list[str] | None = None) -> int:
+    setup = bench_setup(argv, __doc__.splitlines()[0], repeat=5)
+    if setup is None:
         return 1
-    outcomes, core = worker_outcomes(args.limit)
+    args, module, outcomes, core = setup
     records = sum(len(outcome.sentence_values) for outcome in outcomes)
 
     from aiokafka.protocol.produce import ProduceRequest_v7
