@@ -457,6 +457,28 @@ async def _committed(servers: str, group: str, topic: str) -> list[int | None]:
         await consumer.stop()
 
 
+async def _input_positions(servers: str, topic: str, ids: set[str]) -> dict[str, tuple]:
+    """Where the envelopes of ``ids`` are in ``topic``: {id: (partition, offset)}."""
+    from aiokafka import AIOKafkaConsumer
+
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=servers, group_id=None, auto_offset_reset="earliest"
+    )
+    found: dict[str, tuple] = {}
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(found) < len(ids) and time.monotonic() < deadline:
+            for records in (await consumer.getmany(timeout_ms=1000)).values():
+                for record in records:
+                    doc_id = orjson.loads(record.value).get("id")
+                    if doc_id in ids:
+                        found[doc_id] = (record.partition, record.offset)
+    finally:
+        await consumer.stop()
+    return found
+
+
 async def _produce_only(servers: str, topic: str, inputs: list) -> None:
     from aiokafka import AIOKafkaProducer
 
@@ -1313,11 +1335,13 @@ def test_workers_joining_leaving_and_killed_mid_stream_lose_nothing(
         out = asyncio.run(_consume(broker, names, ids, seconds=90))
         seen = {d["id"] for d in out["documents"]} | {d["id"] for d in out["dead_letter"]}
         lost = sorted(ids - seen)
-        if lost:  # lost (committed past) or late (a worker stalled): say which
+        if lost:  # lost (committed past) or late (a worker stalled): say which, and where
             committed = asyncio.run(_committed(broker, group, names["input"]))
+            where = asyncio.run(_input_positions(broker, names["input"], set(lost[:5])))
             workers = [(proc.poll(), log.name, _tail(log, 5)) for proc, log in procs]
-            pytest.fail(f"{len(lost)} pages without an outcome, e.g. {lost[:5]}; committed "
-                        f"input offsets {committed}; workers {workers}")  # fmt: skip
+            pytest.fail(f"{len(lost)} pages without an outcome, e.g. {lost[:5]} at (partition, "
+                        f"offset) {where}; committed input offsets {committed}; workers "
+                        f"{workers}")  # fmt: skip
         assert _complete(out, ids)
         assert out["dead_letter"] == []
     finally:
