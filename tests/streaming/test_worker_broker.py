@@ -280,7 +280,8 @@ def _worker_command(broker: str, names: dict[str, str], port: int, group: str) -
         "--heartbeat-interval",
         "1",
         "--loglevel",
-        "warning",
+        # info when looking into a failure: rebalances, seeks and the guard's reads again
+        os.environ.get("STREAM_CLEANER_TEST_WORKER_LOGLEVEL", "warning"),
     ]
 
 
