@@ -29,6 +29,7 @@ from .metrics import WorkerMetrics
 from .records import MAX_PAGE_BYTES_DEFAULT, REKEY_MODES
 from .topics import (
     BROKER_WAIT_SECONDS_DEFAULT,
+    COMPRESSION_TYPES,
     DEAD_LETTER_TOPIC,
     DOCUMENTS_TOPIC,
     MAX_MESSAGE_BYTES_DEFAULT,
@@ -105,9 +106,6 @@ COMMIT_INTERVAL_SECONDS_DEFAULT: Final = 1.0
 # documents/s at 1,500 ms and 330-357 at 50-500. A fetch returns as soon as records come, so
 # a short wait costs only more requests from an idle worker (ten a second per broker).
 FETCH_MAX_WAIT_SECONDS_DEFAULT: Final = 0.1
-# Kafka's codecs for the output batches: the sentence records of a CleanEval page take 59 KiB
-# of batches as they are, 14 KiB in zstd, for 0.25 ms a page (bench/compression.py).
-COMPRESSION_TYPES: Final = ("none", "gzip", "snappy", "lz4", "zstd")
 # How often the consumer lag is measured: one ListOffsets request to the broker each time.
 LAG_INTERVAL_SECONDS_DEFAULT: Final = 5.0
 FAUST_METRICS_PREFIX: Final = "stream_cleaner_faust"

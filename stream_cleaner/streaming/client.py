@@ -18,7 +18,7 @@ from typing import Any, Literal
 import orjson
 
 from ..io import Source
-from .topics import MAX_MESSAGE_BYTES_DEFAULT, KafkaSettings
+from .topics import COMPRESSION_TYPES, MAX_MESSAGE_BYTES_DEFAULT, KafkaSettings
 
 Form = Literal["envelope", "raw"]
 
@@ -91,6 +91,8 @@ async def produce_async(
 
     from .produce_requests import install
 
+    if compression not in COMPRESSION_TYPES:
+        raise ValueError(f"compression must be one of {COMPRESSION_TYPES}, not {compression!r}")
     install()  # one copy of a request's record batches, not six (produce_requests)
     encode = envelope_message if form == "envelope" else raw_message
     producer = AIOKafkaProducer(

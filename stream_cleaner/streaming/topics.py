@@ -57,6 +57,10 @@ ADMIN_TIMEOUT_SECONDS_DEFAULT = 10.0
 # scheduled while Kafka restarts waits rather than exits. Below the chart's startup probe
 # (120 s), which also covers loading the models.
 BROKER_WAIT_SECONDS_DEFAULT = 60.0
+# Kafka's codecs for record batches (the producers' compression.type): the sentence records of
+# a CleanEval page take 59 KiB of batches as they are, 14 KiB in zstd, for 0.25 ms a page of
+# the worker's (bench/compression.py).
+COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")
 # Kafka's own rule for topic names (kafka.common.internals.Topic).
 _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
