@@ -35,6 +35,7 @@ from .topics import (
     DEAD_LETTER_TOPIC,
     DOCUMENTS_TOPIC,
     KafkaSettings,
+    accepts_connections,
     create_topics,
 )
 
@@ -135,10 +136,7 @@ async def broker_answers(address: str) -> bool:
     from aiokafka.admin import AIOKafkaAdminClient
     from aiokafka.errors import KafkaError
 
-    host, _, port = address.rpartition(":")
-    try:  # nothing listening yet: no client, whose failed bootstrap logs an error
-        socket.create_connection((host, int(port)), timeout=2).close()
-    except OSError:
+    if not accepts_connections([address], 2.0):  # no client, whose failed bootstrap logs
         return False
     admin = AIOKafkaAdminClient(bootstrap_servers=address, request_timeout_ms=2000)
     try:

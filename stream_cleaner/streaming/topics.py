@@ -415,7 +415,7 @@ def wait_for_brokers(
     while True:
         left = deadline - time.monotonic()
         last = "nothing accepts connections there"
-        if _accepts_connections(settings.bootstrap_servers, min(max(left, 0.1), 2.0)):
+        if accepts_connections(settings.bootstrap_servers, min(max(left, 0.1), 2.0)):
             try:
                 asyncio.run(_with_admin(settings, min(max(left, 0.1), 10.0), _no_work))
                 return
@@ -437,7 +437,7 @@ async def _no_work(admin: AIOKafkaAdminClient) -> None:
     """Nothing: an admin client that started has bootstrapped."""
 
 
-def _accepts_connections(servers: Sequence[str], timeout: float) -> bool:
+def accepts_connections(servers: Sequence[str], timeout: float) -> bool:
     """Whether any of ``servers`` (``host:port``, ``[v6]:port``) accepts a TCP connection."""
     for server in servers:
         host, _, port = server.rpartition(":")
