@@ -43,6 +43,7 @@ class Recorder:
         self._acked: defaultdict[Any, list[int]] = defaultdict(list)
         self._acked_index: defaultdict[Any, set[int]] = defaultdict(set)
         self._committed_offset: defaultdict[Any, int | None] = defaultdict(lambda: None)
+        self._on_partitions_revoked = self.revoked_by_app
 
     async def earliest_offsets(self, *tps: Any) -> dict[Any, int]:
         return {tp: self.log_starts[tp] for tp in tps}
@@ -65,8 +66,19 @@ class Recorder:
         self._read_offset[partition] = offset or None
 
     async def on_partitions_revoked(self, revoked: set[Any]) -> None:
+        # as Faust's: it forgets the partitions' offsets first, then waits for their streams
+        # and commits (the app's revocation: `while_revoking`)
         for tp in revoked:
-            self._read_offset.pop(tp, None)
+            for state in (self._read_offset, self._acked, self._acked_index,
+                          self._committed_offset):  # fmt: skip
+                state.pop(tp, None)
+        await self._on_partitions_revoked(revoked)
+
+    async def revoked_by_app(self, revoked: set[Any]) -> None:
+        await self.while_revoking()
+
+    async def while_revoking(self) -> None:
+        """What the app does as partitions are revoked (tests replace it)."""
 
     async def _add_gap(self, tp: Any, offset_from: int, offset_to: int) -> None:
         self.gaps.append((tp, offset_from, offset_to))
@@ -269,10 +281,10 @@ def test_acknowledgements_from_before_a_seek_do_not_block_commits() -> None:
     guard = consumer({INPUT: None}, log_starts={INPUT: 0})
     asyncio.run(guard.perform_seek())
     take(guard, INPUT, 0, 1, 2)
-    for event in guard.events:
-        guard.ack(event)
     guard.committed = {INPUT: 2}  # another worker committed 2 meanwhile; this one re-joins
     asyncio.run(guard.on_partitions_revoked({INPUT}))
+    for event in guard.events:  # its last batch, acknowledged once published
+        guard.ack(event)
     asyncio.run(guard.perform_seek())
     assert guard._new_offset(INPUT) == 3
 
@@ -287,6 +299,76 @@ def test_records_before_a_new_assignments_seek_do_not_hide_the_start_of_the_log(
     assert fetch(guard, (INPUT, 51)) == []
     assert guard.seeks == [(INPUT, 0)]
     assert guard._new_offset(INPUT) is None  # 0 to 49 were not acknowledged
+
+
+def test_commits_while_partitions_are_revoked_start_at_the_committed_offset() -> None:
+    # Faust forgets a revoked partition's committed offset before it waits for the streams to
+    # acknowledge what they hold and commits a last time; the agent acknowledged 151 to 153
+    # and then 154 to 157 while 150 was dropped on the way (it is read again from 150 later)
+    guard = consumer({INPUT: 150})
+    asyncio.run(guard.perform_seek())
+    take(guard, INPUT, 151, 152, 153, 154, 155, 156, 157)
+    for event in guard.events[:3]:
+        guard.ack(event)
+    assert guard._new_offset(INPUT) is None
+    commits = []
+
+    async def while_revoking() -> None:
+        for event in guard.events[3:]:
+            guard.ack(event)
+        commits.append(guard._new_offset(INPUT))
+
+    guard.while_revoking = while_revoking
+    asyncio.run(guard.on_partitions_revoked({INPUT}))
+    assert commits == [None]  # not 158: nothing past 150 before 150 is acknowledged
+
+
+def test_the_last_commit_of_revoked_partitions_covers_what_was_acknowledged_before() -> None:
+    guard = consumer({INPUT: 150})
+    asyncio.run(guard.perform_seek())
+    take(guard, INPUT, 150, 151, 152, 153)
+    for event in guard.events[:3]:  # acknowledged since the last commit
+        guard.ack(event)
+    commits = []
+
+    async def while_revoking() -> None:
+        guard.ack(guard.events[3])
+        commits.append(guard._new_offset(INPUT))
+
+    guard.while_revoking = while_revoking
+    asyncio.run(guard.on_partitions_revoked({INPUT}))
+    assert commits == [154]
+    assert guard._acked == {} and guard._committed_offset == {}  # forgotten after it
+    # and the next assignment starts afresh from what the broker says
+    guard.committed = {INPUT: 154}
+    asyncio.run(guard.perform_seek())
+    take(guard, INPUT, 154)
+    guard.ack(guard.events[-1])
+    assert guard._new_offset(INPUT) == 155
+
+
+def test_without_the_log_start_nothing_is_committed_until_the_broker_says_it() -> None:
+    guard = consumer({INPUT: None}, log_starts={})  # the broker does not answer
+
+    async def scenario() -> list[int | None]:
+        await guard.perform_seek()
+        take(guard, INPUT, 3, 4)  # 0 to 2 were dropped on the way
+        for event in guard.events:
+            guard.ack(event)
+        commits = [guard._new_offset(INPUT)]  # not 5: where reading began is not known
+        await guard._looking_up
+        guard.log_starts[INPUT] = 0  # it answers now
+        commits.append(guard._new_offset(INPUT))
+        await guard._looking_up
+        assert guard._start == {INPUT: 0}
+        commits.append(guard._new_offset(INPUT))  # 0 to 2 are not acknowledged
+        take(guard, INPUT, 0, 1, 2)  # read again (the guard's seek back after its wait)
+        for event in guard.events[-3:]:
+            guard.ack(event)
+        commits.append(guard._new_offset(INPUT))
+        return commits
+
+    assert asyncio.run(scenario()) == [None, None, None, 5]
 
 
 # -- flow control ----------------------------------------------------------------------------
@@ -304,6 +386,7 @@ class Fetcher:
         self._active = set(partitions)
         self._buffered_partitions: set[Any] = set()
         self.fetch_timeouts: list[float] = []
+        self._on_partitions_revoked = None  # the app's (unused here)
 
     def _get_active_partitions(self) -> set[Any]:
         return self._active
