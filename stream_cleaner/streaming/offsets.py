@@ -2,7 +2,7 @@
 
 Faust's consumer (faust-streaming 0.15) commits, per partition, the first run of consecutive
 offsets the streams acknowledged. Around rebalances it committed inputs that no stream ever
-saw; worker traces of the churn broker test showed three ways:
+saw; worker traces of the churn broker test showed four ways:
 
 - A fetch under way at a seek (a rebalance's, or table recovery's second seek to the committed
   offsets) still hands over records read from the old position. Faust takes the offsets it
@@ -21,7 +21,7 @@ saw; worker traces of the churn broker test showed three ways:
   acknowledged since, over any event dropped before it. Worker traces of the churn broker
   test show such commits in most runs; two CI runs of seven lost a page.
 
-`guarded` makes a consumer class that fixes all three. Per input partition:
+`guarded` makes a consumer class that fixes all four. Per input partition:
 
 - Fetches must hand over the offsets in order. A record past the next offset is not handed
   over; the partition is sought back to the missing offset. Only if the same jump comes again
