@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from data import load_cleaneval
-from streaming import _first_timestamps, cpu_seconds
+from streaming import _first_timestamps, cpu_seconds, wait_for_outcomes
 
 from stream_cleaner import RawDocument
 from stream_cleaner.io import Source
@@ -138,12 +138,14 @@ def run(trees: list[Path], limit: int | None, tmp: Path) -> None:
         core.stdin.write("go\n")
         core.stdin.flush()
         asyncio.run(produce_async(sources, settings, RAW_HTML_TOPIC))
-        done = [asyncio.run(_first_timestamps(
-                    settings, [names["documents_topic"], names["dead_letter_topic"]],
-                    len(sources), 600)) for names in outputs]  # fmt: skip
+        for base in bases:  # nothing reads the outputs while the workers run
+            wait_for_outcomes([base], len(sources), 600)
         cpu = [cpu_seconds(w.pid) - before for w, before in zip(workers, cpu_before, strict=True)]
         threads = [split_threads(w.pid, before, thread_seconds(w.pid))
                    for w, before in zip(workers, threads_before, strict=True)]  # fmt: skip
+        done = [asyncio.run(_first_timestamps(
+                    settings, [names["documents_topic"], names["dead_letter_topic"]],
+                    len(sources), 600)) for names in outputs]  # fmt: skip
         inputs = asyncio.run(_first_timestamps(settings, [RAW_HTML_TOPIC], len(sources), 600))
         result = json.loads(core.stdout.readline())
     start = min(inputs.values())
