@@ -127,10 +127,14 @@ def decode_body(
     for bom, encoding in _BOMS:
         if body.startswith(bom):
             return Decoded(body[len(bom) :].decode(encoding, errors="replace"), encoding, "bom")
-    _reject_binary(body)
     if content_type is None and headers:
         content_type = content_type_from_headers(headers)
-    declared = _codec(charset_from_content_type(content_type))
+    label = charset_from_content_type(content_type)
+    utf16 = _utf16_without_bom(body, declared=_is_utf16(label))
+    if utf16 is not None:
+        return utf16
+    _reject_binary(body)
+    declared = _codec(label)
     source = "http"
     if declared is None:
         match = _META_CHARSET.search(body, 0, _PRESCAN_BYTES)
@@ -146,14 +150,55 @@ def decode_body(
             pass  # the declaration is wrong: fall through to detection
         else:
             return Decoded(text, declared, source, body if exact else None)
+    return _undeclared(body)
+
+
+def _undeclared(body: bytes) -> Decoded:
+    """A body without a (usable) declaration: UTF-8, UTF-8 with windows-1252 bytes in it, or
+    what a detector says."""
     try:
         return Decoded(body.decode("utf-8"), "utf-8", "utf-8", body)
     except UnicodeDecodeError:
         pass
     mixed = _utf8_with_cp1252(body)
-    if mixed is not None:
-        return Decoded(mixed, "utf-8", "utf-8")
-    return _detect(body)
+    if mixed is None:
+        return _detect(body)
+    legacy = _detect_non_western(body) if _mostly_invalid_utf8(body, mixed) else None
+    return legacy or Decoded(mixed, "utf-8", "utf-8")
+
+
+def _is_utf16(label: str | None) -> bool:
+    """Whether a charset label names UTF-16 (of either byte order)."""
+    try:
+        return label is not None and codecs.lookup(label.strip().lower()).name.startswith("utf-16")
+    except LookupError:
+        return False
+
+
+def _utf16_without_bom(body: bytes, *, declared: bool) -> Decoded | None:
+    """The body read as UTF-16 when it is UTF-16 text without a byte order mark, else None.
+
+    Markup is mostly ASCII, so in UTF-16 every other byte is zero: the odd ones in little
+    endian, the even ones in big endian. A server may say so in its Content-Type (which the
+    HTML standard honours, where a <meta> naming UTF-16 means UTF-8) or say nothing; without
+    this, the zero bytes made such a page binary data. Undeclared, the text must also start
+    with markup.
+    """
+    head = body[: min(len(body), 4096) // 2 * 2]
+    if len(head) < 16:
+        return None
+    even, odd = head[0::2], head[1::2]
+    even_zeros, odd_zeros = even.count(0), odd.count(0)
+    if odd_zeros * 2 >= len(odd) and even_zeros * 20 < len(even):
+        encoding = "utf-16-le"
+    elif even_zeros * 2 >= len(even) and odd_zeros * 20 < len(odd):
+        encoding = "utf-16-be"
+    else:
+        return None
+    text = body.decode(encoding, errors="replace")
+    if not declared and not text.lstrip().startswith("<"):
+        return None
+    return Decoded(text, encoding, "http" if declared else "detected")
 
 
 def _decode_declared(body: bytes, codec: str) -> tuple[str, bool]:
@@ -189,6 +234,39 @@ def _utf8_with_cp1252(body: bytes) -> str | None:
     # each valid multi-byte sequence makes the text shorter than the bytes; a byte read as
     # windows-1252 keeps the length
     return text if len(text) < len(body) else None
+
+
+def _mostly_invalid_utf8(body: bytes, mixed: str) -> bool:
+    """Whether most of the body's non-ASCII bytes are not valid UTF-8 (``mixed`` is
+    `_utf8_with_cp1252` of it).
+
+    A page in a legacy charset has valid UTF-8 sequences by chance: GBK, Shift_JIS or Big5
+    byte pairs often are one, and a whole undeclared Chinese page was read as windows-1252
+    for a few of them. Each valid sequence of k bytes shortens the text by k - 1, so at
+    most twice the shortening are bytes in valid sequences.
+    """
+    non_ascii = len(body) - len(body.translate(None, _HIGH_BYTES))
+    return non_ascii > 4 * (len(body) - len(mixed))
+
+
+def _detect_non_western(body: bytes) -> Decoded | None:
+    """The body in the charset the detector names, when that is neither UTF-8 nor a Western
+    single-byte charset and decodes all of it; else None.
+
+    For a page whose non-ASCII bytes are mostly not UTF-8: a Western answer would read them
+    as windows-1252 does, which `_utf8_with_cp1252` already did for them, and it keeps the
+    page's UTF-8 parts as well.
+    """
+    sample = body[:65536]
+    encoding = _codec(_detector()(sample))
+    if not encoding or encoding in _WESTERN_LOOKALIKES or encoding in ("utf-8", "cp1252"):
+        return None
+    if not _plausible(encoding, sample):
+        return None
+    try:
+        return Decoded(body.decode(encoding), encoding, "detected")
+    except UnicodeDecodeError:
+        return None
 
 
 def _decode_error_as_cp1252(error: UnicodeError) -> tuple[str, int]:

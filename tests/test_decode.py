@@ -68,6 +68,57 @@ def test_undeclared_legacy_charset_is_detected():
     assert "французских булок" in decoded.text
 
 
+@pytest.mark.parametrize(
+    ("codec", "text"),
+    [
+        ("gbk", "北京市政府召开了会议，讨论了新的预算。"),
+        ("shift_jis", "東京都の会議が開かれました。"),
+        ("big5", "臺北市政府召開了會議，討論了新的預算。"),
+        ("euc-kr", "서울시 정부가 회의를 열었습니다."),
+        ("cp1251", "Совет обсудил бюджет школ «Я»."),
+    ],
+    ids=["gbk", "shift_jis", "big5", "euc-kr", "cp1251"],
+)
+def test_undeclared_legacy_pages_with_chance_utf8_sequences_are_detected(codec, text):
+    # in each, some byte pairs happen to be valid UTF-8 (GBK 中文 = d6 d0 ce c4; cp1251 Я» =
+    # df bb): read as UTF-8 with the rest as windows-1252, the whole page was mojibake
+    raw = page("", text * 3).encode(codec)
+    decoded = decode_body(raw)
+    assert decoded.source == "detected"
+    assert text * 3 in decoded.text
+
+
+def test_a_utf8_page_with_pasted_windows_1252_text_keeps_both_when_the_pasted_part_is_larger():
+    pasted = "Grüße aus Köln, schöne Straße, “zitiert” – Ende. " * 20
+    raw = page('<meta charset="utf-8">', "Café — ™").encode("utf-8") + pasted.encode("cp1252")
+    decoded = decode_body(raw)
+    assert "Café — ™" in decoded.text
+    assert pasted in decoded.text
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("content_type", ["text/html; charset=UTF-16", None])
+def test_utf16_without_a_byte_order_mark_is_read_not_refused_as_binary(codec, content_type):
+    # a server may declare UTF-16 (its label alone means little endian) or nothing; the zero
+    # byte in every other place made such a page binary data
+    raw = page("", CAFE).encode(codec)
+    if content_type and codec == "utf-16-be":
+        content_type = "text/html; charset=UTF-16BE"
+    decoded = decode_body(raw, content_type=content_type)
+    assert decoded.encoding == codec
+    assert decoded.source == ("http" if content_type else "detected")
+    assert CAFE in decoded.text
+
+
+def test_utf16_bytes_that_are_not_markup_nor_declared_stay_binary():
+    with pytest.raises(BinaryContent):
+        decode_body("plain words, no markup at all".encode("utf-16-le"))
+    # and a <meta> naming UTF-16 in an ASCII page means UTF-8, as in browsers
+    decoded = decode_body(page('<meta charset="utf-16">', CAFE).encode("utf-8"))
+    assert decoded.encoding == "utf-8"
+    assert CAFE in decoded.text
+
+
 def test_unknown_charset_label_falls_back():
     raw = page('<meta charset="x-no-such-charset">', CAFE).encode("utf-8")
     assert CAFE in decode_body(raw).text
