@@ -12,6 +12,7 @@ import codecs
 import functools
 import importlib
 import re
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -80,6 +81,160 @@ class BinaryContent(ValueError):
     """The body is a binary format (PDF, image, archive...), not text."""
 
 
+class ContentCodingError(BinaryContent):
+    """A body whose ``Content-Encoding`` cannot be undone: corrupt, or not supported."""
+
+
+class DecodedTooLarge(ContentCodingError):
+    """A compressed body that decodes to more bytes than allowed."""
+
+
+# the most bytes a compressed body may decode to (`undo_content_coding`)
+MAX_DECODED_BYTES = 256 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def undo_content_coding(
+    headers: Mapping[str, str], payload: bytes, *, max_bytes: int = MAX_DECODED_BYTES
+) -> bytes:
+    """The payload without the chunked transfer coding and the ``Content-Encoding`` (gzip,
+    deflate, br, zstd) that its headers name, where the bytes show them.
+
+    Crawlers differ in whether they store or send a page as it came over the wire or decoded,
+    with the original headers either way; so each coding is undone only when the bytes are
+    in it, and a payload the codec cannot read is taken as stored decoded when it is
+    markup. Header names are matched without regard to case.
+
+    Raises:
+        ContentCodingError: a corrupt payload, or br or zstd without cramjam installed.
+        DecodedTooLarge: a payload that decodes to more than ``max_bytes``.
+    """
+    if not headers:
+        return payload
+    named = {key.lower(): value for key, value in headers.items()}
+    if "chunked" in named.get("transfer-encoding", "").lower():
+        dechunked = _dechunk(payload)
+        if dechunked is not None:
+            payload = dechunked
+    coding = named.get("content-encoding", "").strip().lower()
+    undo = _UNDO.get(coding)
+    return undo(payload, coding, max_bytes) if undo is not None and payload else payload
+
+
+def _undo_gzip(payload: bytes, coding: str, max_bytes: int) -> bytes:
+    return _inflate(payload, 31, coding, max_bytes) if payload.startswith(_GZIP_MAGIC) else payload
+
+
+def _undo_deflate(payload: bytes, coding: str, max_bytes: int) -> bytes:
+    if (payload[0] & 0x0F) == 8 and int.from_bytes(payload[:2], "big") % 31 == 0:
+        return _inflate(payload, 15, coding, max_bytes)  # zlib-wrapped, as the standard says
+    try:
+        return _inflate(payload, -15, coding, max_bytes)  # raw deflate, as servers send it
+    except DecodedTooLarge:
+        raise
+    except ContentCodingError:
+        return payload  # not raw deflate either: take it as stored decoded
+
+
+def _undo_brotli_or_zstd(payload: bytes, coding: str, max_bytes: int) -> bytes:
+    if coding == "zstd" and not payload.startswith(_ZSTD_MAGIC):
+        return payload
+    try:
+        return _cramjam_decompress(payload, coding, max_bytes)
+    except DecodedTooLarge:
+        raise
+    except ContentCodingError:
+        if coding == "br" and _looks_like_text(payload):
+            return payload  # brotli has no signature: this one was stored decoded
+        raise
+
+
+# the codings undone, by Content-Encoding value; any other is left to the bytes (binary data
+# is refused later)
+_UNDO: dict[str, Callable[[bytes, str, int], bytes]] = {
+    "gzip": _undo_gzip,
+    "x-gzip": _undo_gzip,
+    "deflate": _undo_deflate,
+    "br": _undo_brotli_or_zstd,
+    "zstd": _undo_brotli_or_zstd,
+}
+
+
+def _looks_like_text(payload: bytes) -> bool:
+    """Whether a payload reads as text (few control bytes, as `_reject_binary` counts them),
+    where compressed data has about one in nine."""
+    head = payload[:1024]
+    return (len(head) - len(head.translate(None, _CONTROL_BYTES))) * 20 <= len(head)
+
+
+def _cramjam_decompress(payload: bytes, coding: str, max_bytes: int) -> bytes:
+    """Brotli or Zstandard through cramjam (aiokafka's codecs), into a bounded buffer."""
+    try:
+        import cramjam
+    except ImportError:
+        raise ContentCodingError(f"Content-Encoding {coding}: needs cramjam, which is not "
+                                 "installed") from None  # fmt: skip
+    codec = cramjam.brotli if coding == "br" else cramjam.zstd
+    size = min(max_bytes, max(1 << 16, 16 * len(payload)))
+    while True:
+        out = bytearray(size)
+        try:
+            n = codec.decompress_into(payload, out)
+        except cramjam.DecompressionError as exc:
+            if "whole buffer" not in str(exc):
+                raise ContentCodingError(f"Content-Encoding {coding}: {exc}") from None
+            if size >= max_bytes:
+                raise DecodedTooLarge(
+                    f"Content-Encoding {coding}: more than {max_bytes} bytes decoded"
+                ) from None
+            size = min(max_bytes, size * 4)
+            continue
+        return bytes(memoryview(out)[:n])
+
+
+def _inflate(data: bytes, wbits: int, coding: str, max_bytes: int) -> bytes:
+    inflater = zlib.decompressobj(wbits)
+    try:
+        # A payload cut off by the crawler's size limit inflates to a prefix: keep it.
+        out = inflater.decompress(data, max_bytes)
+    except zlib.error as exc:
+        raise ContentCodingError(f"Content-Encoding {coding}: {exc}") from None
+    if inflater.unconsumed_tail:
+        raise DecodedTooLarge(f"Content-Encoding {coding}: more than {max_bytes} bytes decoded")
+    if not out and not inflater.eof:
+        raise ContentCodingError(f"Content-Encoding {coding}: nothing decoded from "
+                                 f"{len(data)} bytes (corrupt or cut off)")  # fmt: skip
+    return out
+
+
+def _dechunk(data: bytes) -> bytes | None:
+    """The payload of a chunked body, or ``None`` if ``data`` is not chunked."""
+    parts: list[bytes] = []
+    pos = 0
+    while True:
+        eol = data.find(b"\n", pos)
+        if eol < 0:
+            return None
+        size_text = data[pos:eol].split(b";", 1)[0].strip()
+        if not size_text or size_text.strip(b"0123456789abcdefABCDEF"):
+            return None
+        size = int(size_text, 16)
+        if size == 0:
+            return b"".join(parts)
+        start = eol + 1
+        parts.append(data[start : start + size])
+        pos = start + size
+        if pos >= len(data):
+            return b"".join(parts)  # cut off inside a chunk: keep what there is
+        if data.startswith(b"\r\n", pos):
+            pos += 2
+        elif data.startswith(b"\n", pos):
+            pos += 1
+        else:
+            return None
+
+
 @dataclass(frozen=True, slots=True)
 class Decoded:
     text: str
@@ -110,20 +265,27 @@ def decode_body(
     *,
     content_type: str | None = None,
     headers: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_DECODED_BYTES,
 ) -> Decoded:
     """Decode a fetched page.
 
     Args:
         body: the raw bytes.
         content_type: a Content-Type value known from outside the headers.
-        headers: the HTTP response headers, searched for Content-Type.
+        headers: the HTTP response headers: the transfer and content codings they name are
+            undone (`undo_content_coding`), and Content-Type gives the charset.
+        max_bytes: the most bytes a compressed body may decode to.
 
     Returns:
         The text, the codec used and where the choice came from.
 
     Raises:
         BinaryContent: for bodies that are images, PDFs, archives or other binary data.
+        ContentCodingError: a body whose ``Content-Encoding`` cannot be undone.
+        DecodedTooLarge: a compressed body that decodes to more than ``max_bytes``.
     """
+    if headers:
+        body = undo_content_coding(headers, body, max_bytes=max_bytes)
     for bom, encoding in _BOMS:
         if body.startswith(bom):
             return Decoded(body[len(bom) :].decode(encoding, errors="replace"), encoding, "bom")

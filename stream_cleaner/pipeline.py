@@ -30,7 +30,7 @@ from typing import Any
 from ._native import native_module
 from .block_features import load_multilingual
 from .decide import DropReason, ErrorReason, decide_page
-from .decode import BinaryContent, decode_body
+from .decode import BinaryContent, DecodedTooLarge, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .labeller import (
     block_kinds,
@@ -164,7 +164,12 @@ def observe_site(
     try:
         body = raw.body
         text = (
-            decode_body(body, content_type=raw.content_type, headers=raw.headers).text
+            decode_body(
+                body,
+                content_type=raw.content_type,
+                headers=raw.headers,
+                max_bytes=settings.max_document_bytes,
+            ).text
             if (isinstance(body, bytes))
             else body
         )
@@ -274,7 +279,14 @@ class _Run:
         t = time.perf_counter()
         if isinstance(body, bytes):
             try:
-                decoded = decode_body(body, content_type=raw.content_type, headers=raw.headers)
+                decoded = decode_body(
+                    body,
+                    content_type=raw.content_type,
+                    headers=raw.headers,
+                    max_bytes=settings.max_document_bytes,
+                )
+            except DecodedTooLarge as exc:
+                raise _Failed(ErrorReason.TOO_LARGE, str(exc)) from None
             except BinaryContent as exc:
                 raise _Failed(ErrorReason.BINARY, str(exc)) from None
             text, self.encoding, utf8 = decoded.text, decoded.encoding, decoded.utf8

@@ -1,8 +1,18 @@
 import codecs
+import gzip
+import zlib
 
+import cramjam
 import pytest
 
-from stream_cleaner.decode import BinaryContent, charset_from_content_type, decode_body
+from stream_cleaner.decode import (
+    BinaryContent,
+    ContentCodingError,
+    DecodedTooLarge,
+    charset_from_content_type,
+    decode_body,
+    undo_content_coding,
+)
 
 from .conftest import SAMPLES
 
@@ -236,3 +246,62 @@ def test_the_kept_body_gives_the_same_blocks():
         kept += decoded.utf8 is not None
         assert parse_blocks(decoded.text, utf8=decoded.utf8) == parse_blocks(decoded.text)
     assert kept
+
+
+CODED_PAGE = page('<meta charset="utf-8">', CAFE).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("coding", "coded"),
+    [
+        ("gzip", gzip.compress(CODED_PAGE)),
+        ("x-gzip", gzip.compress(CODED_PAGE)),
+        ("deflate", zlib.compress(CODED_PAGE)),  # zlib-wrapped, as the standard says
+        ("deflate", zlib.compress(CODED_PAGE)[2:-4]),  # raw, as many servers send it
+        ("br", bytes(cramjam.brotli.compress(CODED_PAGE))),
+        ("zstd", bytes(cramjam.zstd.compress(CODED_PAGE))),
+    ],
+    ids=["gzip", "x-gzip", "deflate-zlib", "deflate-raw", "br", "zstd"],
+)
+def test_a_body_in_the_content_coding_its_headers_name_is_decoded(coding, coded):
+    # a crawler that forwards the body as it came over the wire: before, gzip's signature or
+    # the compressed bytes made every such page binary_content
+    decoded = decode_body(coded, headers={"content-encoding": coding.upper()})
+    assert CAFE in decoded.text
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(coded), coded)
+    headers = {"Transfer-Encoding": "chunked", "Content-Encoding": coding}
+    assert undo_content_coding(headers, chunked) == CODED_PAGE
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "zstd"])
+def test_a_body_stored_decoded_under_its_original_headers_is_taken_as_it_is(coding):
+    assert undo_content_coding({"Content-Encoding": coding}, CODED_PAGE) == CODED_PAGE
+    text = b"plain text, no markup, stored decoded"
+    assert undo_content_coding({"Content-Encoding": coding}, text) == text
+
+
+def test_a_corrupt_coded_body_is_an_error_that_says_so():
+    with pytest.raises(ContentCodingError, match="gzip"):
+        decode_body(
+            gzip.compress(CODED_PAGE)[:20] + b"x" * 40, headers={"Content-Encoding": "gzip"}
+        )
+    with pytest.raises(ContentCodingError, match="br"):
+        decode_body(bytes(range(256)), headers={"Content-Encoding": "br"})
+    # a body cut off by the crawler's size limit decodes to its beginning
+    cut = gzip.compress(CODED_PAGE * 200)[:400]
+    assert decode_body(cut, headers={"Content-Encoding": "gzip"}).text.startswith("<html>")
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "zstd"])
+def test_a_coded_body_decodes_to_at_most_max_bytes(coding):
+    big = b"<p>" + b"a" * 300_000
+    coded = {
+        "gzip": gzip.compress,
+        "deflate": zlib.compress,
+        "br": lambda b: bytes(cramjam.brotli.compress(b)),
+        "zstd": lambda b: bytes(cramjam.zstd.compress(b)),
+    }[coding](big)
+    assert len(coded) < 2_000  # a bomb, in small
+    with pytest.raises(DecodedTooLarge):
+        decode_body(coded, headers={"Content-Encoding": coding}, max_bytes=100_000)
+    assert decode_body(coded, headers={"Content-Encoding": coding}, max_bytes=400_000).text

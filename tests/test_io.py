@@ -289,6 +289,31 @@ def test_chunked_and_gzip_coded_payloads_are_decoded(tmp_path: Path) -> None:
     sources, _ = read_all([path])
 
     assert [s.doc.body for s in sources] == [page]
+    # undone here: the cleaner must not try them again on the decoded bytes
+    assert sources[0].doc.headers == {"Content-Type": "text/html"}
+
+
+def test_brotli_coded_payloads_are_decoded(tmp_path: Path) -> None:
+    import cramjam
+
+    page = PAGES[0]
+    headers = StatusAndHeaders(
+        "200 OK", [("Content-Type", "text/html"), ("Content-Encoding", "br")], protocol="HTTP/1.1"
+    )
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True)
+    coded = bytes(cramjam.brotli.compress(page))
+    writer.write_record(
+        writer.create_warc_record(
+            "http://example.com/", "response", payload=io.BytesIO(coded), http_headers=headers
+        )
+    )
+    path = tmp_path / "br.warc.gz"
+    path.write_bytes(buf.getvalue())
+
+    sources, _ = read_all([path])
+
+    assert [s.doc.body for s in sources] == [page]
 
 
 def _corrupt(member: bytes, how: str) -> bytes:

@@ -30,6 +30,7 @@ from typing import Any, BinaryIO, Final
 import orjson
 
 from stream_cleaner.decide import ErrorReason
+from stream_cleaner.decode import undo_content_coding
 from stream_cleaner.document import RawDocument
 
 __all__ = [
@@ -56,6 +57,8 @@ MAX_DECODED_PAYLOAD_BYTES: Final = 256 << 20
 MAX_NAME_CHARS: Final = 120
 
 _GZIP_MAGIC: Final = b"\x1f\x8b"
+# the HTTP headers naming the codings `_decode_payload` undoes (canonical names)
+_CODING_HEADERS: Final = ("Content-Encoding", "Transfer-Encoding")
 _GZIP_MEMBER_START: Final = b"\x1f\x8b\x08"
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 _PADDING: Final = b"\x00 \t\r\n"
@@ -750,7 +753,9 @@ def _record_document(
         if not is_http:
             return None, "response_not_http"
         http_headers, payload = _split_http(record.block)
-        return RawDocument(body=payload, id=doc_id, url=url, headers=http_headers), None
+        # the codings are undone: the cleaner must not try them again on the decoded bytes
+        headers = {k: v for k, v in http_headers.items() if k not in _CODING_HEADERS}
+        return RawDocument(body=payload, id=doc_id, url=url, headers=headers), None
     if warc_type == "resource":
         if "html" not in content_type.lower():
             return None, "resource_not_html"
@@ -797,68 +802,14 @@ def _canonical_header(name: str) -> str:
 
 
 def _decode_payload(headers: dict[str, str], payload: bytes) -> bytes:
-    """Undoes chunked transfer coding and gzip / deflate content coding where present.
+    """Undoes chunked transfer coding and the content coding where present
+    (`decode.undo_content_coding`).
 
-    Crawlers differ in whether they store the payload as sent or decoded, with the original
-    headers either way; so chunking and compression are undone only when the bytes show them.
+    Raises:
+        ValueError: a compressed payload is corrupt, too large or in a coding that cannot be
+            read here.
     """
-    if "chunked" in headers.get("Transfer-Encoding", "").lower():
-        dechunked = _dechunk(payload)
-        if dechunked is not None:
-            payload = dechunked
-    coding = headers.get("Content-Encoding", "").strip().lower()
-    if coding in ("gzip", "x-gzip") and payload.startswith(_GZIP_MAGIC):
-        return _inflate(payload, 31, coding)
-    if coding == "deflate" and payload:
-        zlib_wrapped = (payload[0] & 0x0F) == 8 and int.from_bytes(payload[:2], "big") % 31 == 0
-        if zlib_wrapped:
-            return _inflate(payload, 15, coding)
-        try:
-            return _inflate(payload, -15, coding)
-        except ValueError:
-            return payload  # not raw deflate either: take it as stored decoded
-    return payload
-
-
-def _inflate(data: bytes, wbits: int, coding: str) -> bytes:
-    inflater = zlib.decompressobj(wbits)
-    try:
-        # A payload cut off by the crawler's size limit inflates to a prefix: keep it.
-        out = inflater.decompress(data, MAX_DECODED_PAYLOAD_BYTES)
-    except zlib.error as exc:
-        raise ValueError(f"Content-Encoding {coding}: {exc}") from None
-    if inflater.unconsumed_tail:
-        raise ValueError(
-            f"Content-Encoding {coding}: more than {MAX_DECODED_PAYLOAD_BYTES} bytes decoded"
-        )
-    return out
-
-
-def _dechunk(data: bytes) -> bytes | None:
-    """The payload of a chunked body, or ``None`` if ``data`` is not chunked."""
-    parts: list[bytes] = []
-    pos = 0
-    while True:
-        eol = data.find(b"\n", pos)
-        if eol < 0:
-            return None
-        size_text = data[pos:eol].split(b";", 1)[0].strip()
-        if not size_text or size_text.strip(b"0123456789abcdefABCDEF"):
-            return None
-        size = int(size_text, 16)
-        if size == 0:
-            return b"".join(parts)
-        start = eol + 1
-        parts.append(data[start : start + size])
-        pos = start + size
-        if pos >= len(data):
-            return b"".join(parts)  # cut off inside a chunk: keep what there is
-        if data.startswith(b"\r\n", pos):
-            pos += 2
-        elif data.startswith(b"\n", pos):
-            pos += 1
-        else:
-            return None
+    return undo_content_coding(headers, payload, max_bytes=MAX_DECODED_PAYLOAD_BYTES)
 
 
 # --- JSON Lines ----------------------------------------------------------------------------

@@ -59,6 +59,11 @@ DEAD_LETTER_PREFIX_BYTES_DEFAULT: Final = 64 * 1024
 HEADER_ID: Final = "id"
 HEADER_URL: Final = "url"
 HEADER_CONTENT_TYPE: Final = "content-type"
+# a raw page still in the codings it came in (gzip, deflate, br, zstd; chunked), as the
+# crawler fetched it: the cleaner undoes them (`decode.undo_content_coding`)
+HEADER_CONTENT_ENCODING: Final = "content-encoding"
+HEADER_TRANSFER_ENCODING: Final = "transfer-encoding"
+_CODING_HEADERS: Final = (HEADER_CONTENT_ENCODING, HEADER_TRANSFER_ENCODING)
 # Kafka header names written on output records: what must stay out of the values.
 HEADER_WORKER_VERSION: Final = "worker-version"
 HEADER_PROCESSING_SECONDS: Final = "processing-seconds"
@@ -263,7 +268,10 @@ def _decode_input(msg: InputMessage, max_bytes: int) -> RawDocument | DeadLetter
         kind = "JSON envelope" if is_envelope else "message value"
         return _too_large(msg, f"the {kind} has {len(value)} bytes, more than {limit}", doc_id, url)
     if not is_envelope:
-        return RawDocument(body=value, id=doc_id, url=url, content_type=content_type or None)
+        codings = {name: text for name in _CODING_HEADERS if (text := _header_text(msg, name))}
+        return RawDocument(
+            body=value, id=doc_id, url=url, headers=codings, content_type=content_type or None
+        )
     try:
         doc = _envelope_document(value, doc_id=doc_id, url=url)
     except _InvalidEnvelope as exc:
@@ -1018,7 +1026,11 @@ def site_to_rekey(
     if not url:
         try:
             body = result.body
-            text = decode_body(body).text if isinstance(body, bytes) else body
+            text = (
+                decode_body(body, content_type=result.content_type, headers=result.headers).text
+                if isinstance(body, bytes)
+                else body
+            )
         except BinaryContent:
             return None
         url = find_page_url(text)

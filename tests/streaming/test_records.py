@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 from dataclasses import replace
 from pathlib import Path
@@ -220,6 +221,27 @@ def test_envelope_with_base64_body(clean) -> None:
     assert doc["id"] == "17"
     assert doc["encoding"] in ("iso-8859-1", "latin-1", "cp1252", "windows-1252")
     assert "Café crème." in doc["text"]
+
+
+def test_bodies_still_in_their_content_coding_are_decoded(clean) -> None:
+    # a crawler that forwards pages as fetched: the envelope's headers, or a raw message's
+    # Kafka headers, name the coding
+    coded = gzip.compress(LATIN1_PAGE)
+    value = envelope(
+        id="gz-1",
+        headers={"Content-Type": "text/html; charset=iso-8859-1", "Content-Encoding": "gzip"},
+        body_base64=base64.b64encode(coded).decode(),
+    )
+    assert "Café crème." in document_value(clean(message(value)))["text"]
+    latin1 = b"text/html; charset=iso-8859-1"
+    raw = message(coded, headers=(("id", b"gz-2"), ("content-type", latin1),
+                                  ("content-encoding", b"gzip")))  # fmt: skip
+    assert decode_input(raw).headers == {"content-encoding": "gzip"}
+    assert "Café crème." in document_value(clean(raw))["text"]
+    corrupt = message(coded[:30] + b"x" * 50, headers=(("content-encoding", b"gzip"),))
+    dead = dead_letter_value(clean(corrupt))
+    assert dead["reason"] == "binary_content"
+    assert "Content-Encoding gzip" in dead["detail"]
 
 
 def test_envelope_with_body_encoding_base64_and_line_breaks() -> None:
