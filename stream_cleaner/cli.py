@@ -697,7 +697,14 @@ def _cmd_strip_tags(args: argparse.Namespace) -> int:
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
-    from .io import CleanEvalWriter, JsonlWriter, TextTreeWriter, WarcWriter, iter_documents
+    from .io import (
+        CleanEvalWriter,
+        JsonlWriter,
+        ReadStats,
+        TextTreeWriter,
+        WarcWriter,
+        iter_documents,
+    )
 
     settings = _settings(args)
     if args.format == "text" and not args.output:
@@ -708,7 +715,8 @@ def _cmd_clean(args: argparse.Namespace) -> int:
         if "-" in args.paths:
             raise ValueError("--site-aware reads its inputs twice: give files, not stdin (-)")
         sites = _learn_sites(args, settings)
-    sources = iter_documents(args.paths, stdin=sys.stdin.buffer)
+    read = ReadStats()
+    sources = iter_documents(args.paths, stdin=sys.stdin.buffer, stats=read)
     out_stream: Any = None
     if args.format == "jsonl":
         out_stream = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
@@ -738,10 +746,21 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     print(
         f"stream-cleaner clean: {counts['documents']} documents ({counts['errors']} with an "
         f"error), {counts['kept']}/{counts['sentences']} sentences kept, "
-        f"{counts['documents'] / elapsed if elapsed else 0:.1f} documents/s",
+        f"{counts['documents'] / elapsed if elapsed else 0:.1f} documents/s"
+        f"{_skipped_records(read)}",
         file=sys.stderr,
     )
     return 0
+
+
+def _skipped_records(read: Any) -> str:
+    """What the summary line says of the input records that were no page (a `ReadStats`):
+    WARC requests and metadata, redirects and error responses, style sheets and scripts..."""
+    skipped = {reason: n for reason, n in read.skipped.items() if reason != "blank_line"}
+    if not skipped:
+        return ""
+    reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(skipped.items()))
+    return f"; {sum(skipped.values())} input records were no page to clean ({reasons})"
 
 
 def _learn_sites(args: argparse.Namespace, settings: CleanerSettings) -> SiteTemplates:
@@ -1064,18 +1083,19 @@ def _kafka_from(args: argparse.Namespace) -> Any:
 
 def _cmd_produce(args: argparse.Namespace) -> int:
     _require_stream_extra()
-    from .io import iter_documents
+    from .io import ReadStats, iter_documents
     from .streaming.client import produce
     from .streaming.topics import RAW_HTML_TOPIC
 
-    sources = iter_documents(args.paths, stdin=sys.stdin.buffer)
+    read = ReadStats()
+    sources = iter_documents(args.paths, stdin=sys.stdin.buffer, stats=read)
     stats = produce(sources, _kafka_from(args), args.topic or RAW_HTML_TOPIC, form=args.form,
                     compression=args.compression)  # fmt: skip
     for skipped in stats.skipped:
         print(f"not sent: {skipped}", file=sys.stderr)
     print(
         f"stream-cleaner produce: {stats.sent} pages ({stats.bytes / 1e6:.1f} MB) sent to "
-        f"{args.topic or RAW_HTML_TOPIC}, {len(stats.skipped)} not sent",
+        f"{args.topic or RAW_HTML_TOPIC}, {len(stats.skipped)} not sent{_skipped_records(read)}",
         file=sys.stderr,
     )
     return 0

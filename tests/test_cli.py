@@ -110,6 +110,36 @@ def test_clean_to_a_text_tree_and_to_warc(tmp_path):
     assert kinds.count("conversion") == len(list(SAMPLES.iterdir()))
 
 
+def test_clean_counts_the_warc_records_that_are_no_page(tmp_path, capsysbinary):
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True)
+    for status, content_type, body in [
+        ("200 OK", "text/html", PAGE.encode()),
+        ("200 OK", "text/css", b"body { color: red }"),
+        ("404 Not Found", "text/html", b"<h1>Not Found</h1>"),
+    ]:
+        headers = StatusAndHeaders(status, [("Content-Type", content_type)], protocol="HTTP/1.1")
+        record = writer.create_warc_record(
+            "http://example.com/", "response", payload=io.BytesIO(body), http_headers=headers
+        )
+        writer.write_record(record)
+    path = tmp_path / "crawl.warc.gz"
+    path.write_bytes(buf.getvalue())
+
+    assert main(["clean", str(path), "--model", TINY, "--no-sentences", "--no-progress"]) == 0
+
+    out, err = capsysbinary.readouterr()
+    assert len(out.splitlines()) == 1
+    assert b"natural stream of water" in out
+    assert (b"2 input records were no page to clean (response_not_page 1, "
+            b"response_status_4xx 1)") in err  # fmt: skip
+
+
 def test_text_format_needs_an_output_directory(capsys):
     assert main(["clean", str(SAMPLES), "-f", "text", "--model", TINY]) == 1
     assert "-o DIR" in capsys.readouterr().err

@@ -293,6 +293,51 @@ def test_chunked_and_gzip_coded_payloads_are_decoded(tmp_path: Path) -> None:
     assert sources[0].doc.headers == {"Content-Type": "text/html"}
 
 
+def test_responses_that_are_not_pages_fetched_whole_are_skipped_and_counted(
+    tmp_path: Path,
+) -> None:
+    # a crawl's WARC holds every response: cleaned as pages, style sheets and scripts put
+    # their code into the corpus, and 404 pages their "Not Found"
+    page = b"<html><body><p>The council met on Tuesday.</p></body></html>"
+    responses = [
+        ("200 OK", "text/html; charset=utf-8", page, "page"),
+        ("200 OK", "text/css", b"body { color: red }", None),
+        ("200 OK", "application/javascript", b"var x = 1;", None),
+        ("200 OK", "image/png", b"\x89PNG\r\n\x1a\n", None),
+        ("200 OK", "application/json", b'{"a": "b"}', None),
+        ("404 Not Found", "text/html", b"<h1>Not Found</h1>", None),
+        ("301 Moved Permanently", "text/html", b"", None),
+        ("503 Service Unavailable", "text/html", b"<p>busy</p>", None),
+        ("200 OK", "text/plain", b"Plain text.", "text"),
+        ("200 OK", "application/xhtml+xml", page, "xhtml"),
+        ("200 OK", "application/octet-stream", page, "untyped"),
+        ("206 Partial Content", "text/html", page, "partial"),
+    ]
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True)
+    for status, content_type, body, name in responses:
+        headers = StatusAndHeaders(status, [("Content-Type", content_type)], protocol="HTTP/1.1")
+        uri = f"http://example.com/{name or status[:3] + content_type}"
+        record = writer.create_warc_record(
+            uri, "response", payload=io.BytesIO(body), http_headers=headers
+        )
+        writer.write_record(record)
+    path = tmp_path / "crawl.warc.gz"
+    path.write_bytes(buf.getvalue())
+
+    sources, stats = read_all([path])
+
+    kept = [f"http://example.com/{name}" for *_, name in responses if name]
+    assert [s.doc.url for s in sources] == kept
+    assert stats.skipped == {
+        "response_not_page": 4,
+        "response_status_3xx": 1,
+        "response_status_4xx": 1,
+        "response_status_5xx": 1,
+    }
+    assert stats.warc_records == {"response": len(responses)}
+
+
 def test_brotli_coded_payloads_are_decoded(tmp_path: Path) -> None:
     import cramjam
 

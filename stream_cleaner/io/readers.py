@@ -62,7 +62,7 @@ _CODING_HEADERS: Final = ("Content-Encoding", "Transfer-Encoding")
 _GZIP_MEMBER_START: Final = b"\x1f\x8b\x08"
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 _PADDING: Final = b"\x00 \t\r\n"
-_HTTP_STATUS = re.compile(r"HTTP/\d(?:\.\d)? +\d{3}(?: |$)")
+_HTTP_STATUS = re.compile(r"HTTP/\d(?:\.\d)? +(\d{3})(?: |$)")
 _HEADER_END = re.compile(rb"\n\r?\n")
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -111,7 +111,10 @@ class ReadStats:
         warc_records: WARC records seen, by WARC-Type; a region that could not be parsed at
             all counts as one ``unreadable`` record. Each is either yielded or skipped.
         skipped: records not yielded, by WARC-Type or reason (``resource_not_html``,
-            ``response_not_http``), and ``blank_line`` for empty JSON Lines.
+            ``response_not_http``; ``response_status_3xx`` and the other classes but 2xx;
+            ``response_not_page`` for a Content-Type that `is_page_type` refuses: style
+            sheets, scripts, images, fonts, feeds, JSON), and ``blank_line`` for empty JSON
+            Lines.
     """
 
     files: int = 0
@@ -752,10 +755,7 @@ def _record_document(
         )
         if not is_http:
             return None, "response_not_http"
-        http_headers, payload = _split_http(record.block)
-        # the codings are undone: the cleaner must not try them again on the decoded bytes
-        headers = {k: v for k, v in http_headers.items() if k not in _CODING_HEADERS}
-        return RawDocument(body=payload, id=doc_id, url=url, headers=headers), None
+        return _response_document(record.block, doc_id=doc_id, url=url)
     if warc_type == "resource":
         if "html" not in content_type.lower():
             return None, "resource_not_html"
@@ -763,15 +763,35 @@ def _record_document(
     return None, warc_type or "unknown"
 
 
+def _response_document(
+    block: bytes, *, doc_id: str, url: str
+) -> tuple[RawDocument | None, str | None]:
+    """`_record_document` of an HTTP response: a page fetched whole (2xx) whose type can be
+    a page; else the reason it is skipped.
+
+    Raises:
+        ValueError: the HTTP message is broken.
+    """
+    status, http_headers, payload = _split_http(block)
+    if not 200 <= status < 300:  # redirects, error pages: not the page the URL names
+        return None, f"response_status_{status // 100}xx"
+    if not is_page_type(http_headers.get("Content-Type", "")):
+        return None, "response_not_page"  # style sheets, scripts, images, feeds...
+    payload = _decode_payload(http_headers, payload)
+    # the codings are undone: the cleaner must not try them again on the decoded bytes
+    headers = {k: v for k, v in http_headers.items() if k not in _CODING_HEADERS}
+    return RawDocument(body=payload, id=doc_id, url=url, headers=headers), None
+
+
 # --- HTTP ----------------------------------------------------------------------------------
 
 
-def _split_http(block: bytes) -> tuple[dict[str, str], bytes]:
-    """Splits an HTTP response into headers (canonical names) and the decoded payload.
+def _split_http(block: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Splits an HTTP response into its status code, headers (canonical names) and payload
+    (still in the codings the headers name).
 
     Raises:
-        ValueError: the header block has no end or no status line, or a compressed payload
-            is corrupt.
+        ValueError: the header block has no end or no status line.
     """
     end, gap = block.find(b"\r\n\r\n"), 4
     bare = block.find(b"\n\n", 0, end if end >= 0 else len(block))
@@ -780,7 +800,8 @@ def _split_http(block: bytes) -> tuple[dict[str, str], bytes]:
     if end < 0:
         raise ValueError("bad HTTP header block: no blank line after the headers")
     lines = block[:end].decode("latin-1").replace("\r\n", "\n").split("\n")
-    if not _HTTP_STATUS.match(lines[0]):
+    status = _HTTP_STATUS.match(lines[0])
+    if not status:
         raise ValueError(f"bad HTTP header block: status line {lines[0][:60]!r}")
     headers: dict[str, str] = {}
     last = ""
@@ -794,11 +815,38 @@ def _split_http(block: bytes) -> tuple[dict[str, str], bytes]:
         last = _canonical_header(key.strip())
         value = value.strip()
         headers[last] = f"{headers[last]}, {value}" if last in headers else value
-    return headers, _decode_payload(headers, block[end + gap :])
+    return int(status.group(1)), headers, block[end + gap :]
 
 
 def _canonical_header(name: str) -> str:
     return "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
+
+
+# text types that are not pages (`is_page_type`)
+_TEXT_NOT_PAGES: Final = frozenset({
+    "text/css", "text/javascript", "text/ecmascript", "text/x-javascript", "text/csv",
+    "text/tab-separated-values", "text/xml", "text/calendar", "text/vcard", "text/x-vcard",
+    "text/vtt", "text/x-component", "text/cache-manifest",
+})  # fmt: skip
+# media types that say nothing of what the bytes are: the cleaner sniffs them
+_UNTYPED: Final = frozenset({
+    "", "application/octet-stream", "binary/octet-stream", "application/unknown", "unknown",
+    "unknown/unknown", "*/*", "application/x-unknown-content-type",
+})  # fmt: skip
+
+
+def is_page_type(content_type: str) -> bool:
+    """Whether an HTTP Content-Type can be a page to clean: HTML, XHTML, plain text and other
+    text that is not code or data, or no type worth the name (the bytes then tell).
+
+    A crawl's WARC holds every response the crawler fetched: style sheets, scripts, images,
+    fonts, feeds and JSON besides the pages. Their text is not a page's, and cleaned as one
+    it put CSS rules and JavaScript into the corpus.
+    """
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media in _UNTYPED or media in ("application/xhtml+xml", "application/xhtml"):
+        return True
+    return media.startswith("text/") and media not in _TEXT_NOT_PAGES
 
 
 def _decode_payload(headers: dict[str, str], payload: bytes) -> bytes:
