@@ -338,6 +338,20 @@ def test_responses_that_are_not_pages_fetched_whole_are_skipped_and_counted(
     assert stats.warc_records == {"response": len(responses)}
 
 
+def test_gzipped_pages_are_read_gunzipped_from_files_and_stdin(tmp_path: Path) -> None:
+    page = PAGES[0]
+    (tmp_path / "page.html.gz").write_bytes(gzip.compress(page))
+    (tmp_path / "broken.html.gz").write_bytes(b"\x1f\x8b\x08\x00" + bytes(40))
+
+    sources, _ = read_all([tmp_path])
+    from_stdin, _ = read_all(["-"], stdin=io.BytesIO(gzip.compress(page)))
+
+    broken, good = sources
+    assert good.doc.body == page
+    assert broken.doc.error.startswith("read_error: broken gzip data")
+    assert [s.doc.body for s in from_stdin] == [page]
+
+
 def test_brotli_coded_payloads_are_decoded(tmp_path: Path) -> None:
     import cramjam
 

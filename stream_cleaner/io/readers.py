@@ -145,8 +145,9 @@ def iter_documents(
     A path may be a file, a directory (walked recursively in sorted order, hidden files and
     directories skipped) or ``-`` for stdin. A file is a WARC if its name ends with
     :data:`WARC_SUFFIXES` or its first bytes are ``WARC/`` (plain or gzipped), JSON Lines if
-    its name ends with :data:`JSONL_SUFFIXES`, and otherwise one page, read as bytes. Stdin is
-    sniffed: ``WARC/`` or gzip -> WARC (gzip whose content starts with ``{`` -> JSON Lines),
+    its name ends with :data:`JSONL_SUFFIXES`, and otherwise one page, read as bytes (and
+    gunzipped when they are gzip). Stdin is sniffed: ``WARC/`` or gzipped ``WARC/`` -> WARC,
+    gzip whose content starts with ``{`` -> JSON Lines, other gzip -> one page gunzipped,
     first non-blank byte ``{`` -> JSON Lines, anything else -> one page.
 
     Args:
@@ -250,8 +251,7 @@ def _read_file(path: str, relpath: str, stats: ReadStats) -> Iterator[Source]:
             elif lower.endswith(JSONL_SUFFIXES):
                 yield from _read_jsonl(cursor, name=path, relpath=relpath, stats=stats)
             else:
-                body = prefix + stream.read()
-                yield Source(RawDocument(body=body, id=path), path, relpath)
+                yield _page_source(prefix + stream.read(), path, relpath)
         except OSError as exc:
             detail = f"I/O error, rest of the file not read: {exc.strerror or exc}"
             yield _error_source(ReaderError.READ, detail, doc_id=path, origin=path, relpath=relpath)
@@ -264,15 +264,30 @@ def _read_stdin(stream: BinaryIO, stats: ReadStats) -> Iterator[Source]:
     if prefix.startswith(b"WARC/"):
         yield from _read_warc(cursor, name=STDIN_NAME, relpath=STDIN_NAME, stats=stats)
     elif prefix.startswith(_GZIP_MAGIC):
-        if _gunzip_head(prefix).lstrip().startswith(b"{"):
+        head = _gunzip_head(prefix)
+        if head.lstrip().startswith(b"{"):
             yield from _read_jsonl(cursor, name=STDIN_NAME, relpath=STDIN_NAME, stats=stats)
-        else:
+        elif head.startswith(b"WARC/") or not head:  # a broken one: the WARC reader says how
             yield from _read_warc(cursor, name=STDIN_NAME, relpath=STDIN_NAME, stats=stats)
+        else:
+            yield _page_source(prefix + stream.read(), STDIN_NAME, STDIN_NAME)
     elif prefix.removeprefix(_UTF8_BOM).lstrip().startswith(b"{"):
         yield from _read_jsonl(cursor, name=STDIN_NAME, relpath=STDIN_NAME, stats=stats)
     else:
-        body = prefix + stream.read()
-        yield Source(RawDocument(body=body, id=STDIN_NAME), STDIN_NAME, STDIN_NAME)
+        yield _page_source(prefix + stream.read(), STDIN_NAME, STDIN_NAME)
+
+
+def _page_source(body: bytes, name: str, relpath: str | None) -> Source:
+    """One page: the bytes of a file (or stdin), gunzipped when they are gzip (pages are
+    often stored as ``page.html.gz``)."""
+    if body.startswith(_GZIP_MAGIC):
+        try:
+            body = undo_content_coding({"Content-Encoding": "gzip"}, body,
+                                       max_bytes=MAX_DECODED_PAYLOAD_BYTES)  # fmt: skip
+        except ValueError as exc:
+            return _error_source(ReaderError.READ, f"broken gzip data: {exc}", doc_id=name,
+                                 origin=name, relpath=relpath)  # fmt: skip
+    return Source(RawDocument(body=body, id=name), name, relpath)
 
 
 def _read_prefix(stream: BinaryIO) -> bytes:
