@@ -760,7 +760,7 @@ def _skipped_records(read: Any) -> str:
     if not skipped:
         return ""
     reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(skipped.items()))
-    return f"; {sum(skipped.values())} input records were no page to clean ({reasons})"
+    return f"; {sum(skipped.values())} inputs were no page to clean ({reasons})"
 
 
 def _learn_sites(args: argparse.Namespace, settings: CleanerSettings) -> SiteTemplates:

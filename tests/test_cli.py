@@ -136,7 +136,7 @@ def test_clean_counts_the_warc_records_that_are_no_page(tmp_path, capsysbinary):
     out, err = capsysbinary.readouterr()
     assert len(out.splitlines()) == 1
     assert b"natural stream of water" in out
-    assert (b"2 input records were no page to clean (response_not_page 1, "
+    assert (b"2 inputs were no page to clean (response_not_page 1, "
             b"response_status_4xx 1)") in err  # fmt: skip
 
 

@@ -338,6 +338,21 @@ def test_responses_that_are_not_pages_fetched_whole_are_skipped_and_counted(
     assert stats.warc_records == {"response": len(responses)}
 
 
+def test_a_directory_walk_passes_over_style_sheets_scripts_and_images(tmp_path: Path) -> None:
+    # a saved site (wget --mirror) holds them beside its pages; cleaned as pages, their code
+    # went into the output
+    for name in ["a.html", "style.CSS", "app.js", "logo.png", "font.woff2", "sub/b.htm"]:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"<p>x</p>")
+
+    sources, stats = read_all([tmp_path])
+    named, _ = read_all([tmp_path / "app.js"])
+
+    assert [s.relpath for s in sources] == ["a.html", "sub/b.htm"]
+    assert stats.skipped == {"file_not_page": 4}
+    assert len(named) == 1  # a file named on its own is read
+
+
 def test_gzipped_pages_are_read_gunzipped_from_files_and_stdin(tmp_path: Path) -> None:
     page = PAGES[0]
     (tmp_path / "page.html.gz").write_bytes(gzip.compress(page))

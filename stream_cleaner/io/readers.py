@@ -55,6 +55,15 @@ MAX_WARC_HEADER_BYTES: Final = 64 << 10
 MAX_REWIND_BYTES: Final = 64 << 20
 MAX_DECODED_PAYLOAD_BYTES: Final = 256 << 20
 MAX_NAME_CHARS: Final = 120
+# files a directory walk passes over, counted as ``file_not_page``: the style sheets,
+# scripts, images, fonts, media and documents of a saved site (wget's mirror holds them
+# beside its pages). A file named on its own is always read.
+NOT_PAGE_SUFFIXES: Final = (
+    ".css", ".js", ".mjs", ".map", ".json", ".png", ".jpg", ".jpeg", ".gif", ".webp",
+    ".avif", ".bmp", ".ico", ".svg", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".mp3",
+    ".mp4", ".webm", ".ogg", ".wav", ".avi", ".mov", ".pdf", ".zip", ".tar", ".tgz", ".7z",
+    ".rar", ".exe", ".dmg", ".iso", ".swf", ".wasm",
+)  # fmt: skip
 
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 # the HTTP headers naming the codings `_decode_payload` undoes (canonical names)
@@ -114,7 +123,8 @@ class ReadStats:
             ``response_not_http``; ``response_status_3xx`` and the other classes but 2xx;
             ``response_not_page`` for a Content-Type that `is_page_type` refuses: style
             sheets, scripts, images, fonts, feeds, JSON), and ``blank_line`` for empty JSON
-            Lines.
+            Lines, ``file_not_page`` for the files a directory walk passes over
+            (`NOT_PAGE_SUFFIXES`).
     """
 
     files: int = 0
@@ -217,6 +227,9 @@ def _read_tree(root: str, stats: ReadStats) -> Iterator[Source]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for filename in sorted(filenames):
             if filename.startswith("."):
+                continue
+            if filename.lower().endswith(NOT_PAGE_SUFFIXES):
+                stats.skipped["file_not_page"] += 1
                 continue
             path = os.path.join(dirpath, filename)
             relpath = os.path.relpath(path, root).replace(os.sep, "/")
