@@ -32,6 +32,11 @@ BLOCK_TAGS = frozenset(
     caption ul textarea select button marquee noframes
     """.split()
 )
+# Characters dropped from a block's text: the soft hyphen, the zero-width space, the word
+# joiner and the zero-width no-break space only say where a line may (not) break. Left in,
+# "coun\u00adcil" was no word the language model knew, and they went into the output.
+INVISIBLE = "\u00ad\u200b\u2060\ufeff"
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 LIST_TAGS = frozenset("li ul ol dl dt dd menu dir".split())
 TABLE_TAGS = frozenset("table td th tr tbody thead tfoot caption".split())
@@ -153,7 +158,7 @@ def parse_text_blocks(text: str) -> list[Block]:
     """Blocks of a plain-text document: one per non-empty line."""
     blocks = []
     for line in text.splitlines():
-        collapsed = " ".join(line.split())
+        collapsed = " ".join(_INVISIBLE.sub("", line).split())
         if collapsed:
             blocks.append(
                 Block(
@@ -200,7 +205,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
 
     def flush() -> None:
         nonlocal n_chars, link_chars, lca
-        text = " ".join("".join(parts).split())
+        text = " ".join(_INVISIBLE.sub("", "".join(parts)).split())
         parts.clear()
         if text:
             key = tuple(path[:lca])

@@ -75,6 +75,20 @@ def test_scripts_styles_templates_svg_and_comments_are_dropped(parser):
     assert "T" not in text.split("\n")  # the <title> lives in <head>
 
 
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_soft_hyphens_and_zero_width_spaces_are_dropped_from_words(parser):
+    html = (
+        "<p>The coun&shy;cil met on Tues\u00adday to dis\u200bcuss the bud\u2060get.</p>"
+        "<p>\u200b</p><p>\ufeffa \u200b b</p>"
+        "<p>\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645</p>"
+    )
+    texts = [block.text for block in parse_blocks(html, parser=parser)]
+    # the zero-width non-joiner shapes Persian and Indic words: it stays
+    assert texts == ["The council met on Tuesday to discuss the budget.", "a b",
+                     "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"]  # fmt: skip
+    assert [b.text for b in parse_text_blocks("dis\u00adcuss\n\u200b\n")] == ["discuss"]
+
+
 def test_backends_agree_on_the_bundled_samples():
     for path in sorted(SAMPLES.glob("*.html")):
         html = decode_body(path.read_bytes()).text

@@ -185,9 +185,12 @@ cdef struct _Words:
 
 cdef inline void _add(_Words *words, Py_UCS4 c) noexcept nogil:
     """One character of a text node: white space ends the word, a word's first character gets
-    one space before it (but the block's first word), the others are copied."""
+    one space before it (but the block's first word), invisible characters that only mark
+    where a line may break (`parse.INVISIBLE`) are dropped, the others are copied."""
     if _is_space(c):
         words.in_word = False
+        return
+    if c == 0xAD or c == 0x200B or c == 0x2060 or c == 0xFEFF:
         return
     if not words.in_word:
         if words.at:
