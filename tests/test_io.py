@@ -573,6 +573,17 @@ def test_a_plain_warc_cut_inside_a_record_ends_with_an_error_document(tmp_path: 
 # --- JSON Lines ----------------------------------------------------------------------------
 
 
+def test_a_bad_json_line_that_names_its_id_keeps_it(tmp_path: Path) -> None:
+    path = tmp_path / "pages.jsonl"
+    path.write_bytes(b'{"id": "doc-9", "url": "http://n/", "body_base64": "***"}\n{"id": true}\n')
+
+    (named, unnamed), _ = read_all([path])
+
+    assert (named.doc.id, named.doc.url) == ("doc-9", "http://n/")
+    assert "not base64" in named.doc.error
+    assert unnamed.doc.id == f"{path}:2"
+
+
 def test_jsonl_fields_and_bad_lines_become_documents_or_errors(tmp_path: Path) -> None:
     lines = [
         b'{"id": "a", "url": "http://a/", "body": "<p>a</p>",'

@@ -926,15 +926,31 @@ def _jsonl_source(line: bytes, *, name: str, lineno: int, relpath: str | None) -
     try:
         doc = _jsonl_document(line, line_id)
     except ValueError as exc:
+        doc_id, url = _named(line)
         return _error_source(
             ReaderError.INVALID_JSON,
             str(exc),
-            doc_id=line_id,
+            doc_id=doc_id or line_id,
             origin=origin,
             relpath=None if relpath is None else f"{relpath}/line-{lineno}",
+            url=url,
         )
     record_name = safe_name(doc.id) if doc.id != line_id else f"line-{lineno}"
     return Source(doc, origin, None if relpath is None else f"{relpath}/{record_name}")
+
+
+def _named(line: bytes) -> tuple[str, str]:
+    """The id and URL a JSON line that cannot be read still names (``""`` where it names
+    none), so that its error record carries the producer's id rather than the line number."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return "", ""
+    if not isinstance(obj, dict):
+        return "", ""
+    raw_id, url = obj.get("id"), obj.get("url")
+    named = isinstance(raw_id, str | int) and not isinstance(raw_id, bool)
+    return (str(raw_id).strip() if named else ""), (url.strip() if isinstance(url, str) else "")
 
 
 def _jsonl_document(line: bytes, line_id: str) -> RawDocument:
