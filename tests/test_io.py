@@ -101,6 +101,22 @@ def read_all(
     return list(iter_documents(paths, stdin=stdin, stats=stats)), stats
 
 
+def write_responses(
+    path: Path, responses: list[tuple[str, str, list[tuple[str, str]], bytes]], *, gz: bool
+) -> Path:
+    """A WARC of HTTP responses ``(uri, status, headers, payload)``, written to ``path``."""
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=gz)
+    for uri, status, headers, payload in responses:
+        http = StatusAndHeaders(status, headers, protocol="HTTP/1.1")
+        record = writer.create_warc_record(
+            uri, "response", payload=io.BytesIO(payload), http_headers=http
+        )
+        writer.write_record(record)
+    path.write_bytes(buf.getvalue())
+    return path
+
+
 def assert_every_record_accounted(stats: ReadStats) -> None:
     """For WARC-only input: every record seen was either yielded or skipped, by count."""
     assert sum(stats.warc_records.values()) == stats.documents + sum(stats.skipped.values())
@@ -267,24 +283,14 @@ def test_chunked_and_gzip_coded_payloads_are_decoded(tmp_path: Path) -> None:
         b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (coded[:20], coded[20:]))
         + b"0\r\n\r\n"
     )
-    headers = StatusAndHeaders(
-        "200 OK",
-        [
-            ("Content-Type", "text/html"),
-            ("Transfer-Encoding", "chunked"),
-            ("Content-Encoding", "gzip"),
-        ],
-        protocol="HTTP/1.1",
+    headers = [
+        ("Content-Type", "text/html"),
+        ("Transfer-Encoding", "chunked"),
+        ("Content-Encoding", "gzip"),
+    ]
+    path = write_responses(
+        tmp_path / "coded.warc", [("http://example.com/", "200 OK", headers, chunked)], gz=False
     )
-    buf = io.BytesIO()
-    writer = WARCWriter(buf, gzip=False)
-    writer.write_record(
-        writer.create_warc_record(
-            "http://example.com/", "response", payload=io.BytesIO(chunked), http_headers=headers
-        )
-    )
-    path = tmp_path / "coded.warc"
-    path.write_bytes(buf.getvalue())
 
     sources, _ = read_all([path])
 
@@ -313,17 +319,15 @@ def test_responses_that_are_not_pages_fetched_whole_are_skipped_and_counted(
         ("200 OK", "application/octet-stream", page, "untyped"),
         ("206 Partial Content", "text/html", page, "partial"),
     ]
-    buf = io.BytesIO()
-    writer = WARCWriter(buf, gzip=True)
-    for status, content_type, body, name in responses:
-        headers = StatusAndHeaders(status, [("Content-Type", content_type)], protocol="HTTP/1.1")
-        uri = f"http://example.com/{name or status[:3] + content_type}"
-        record = writer.create_warc_record(
-            uri, "response", payload=io.BytesIO(body), http_headers=headers
-        )
-        writer.write_record(record)
-    path = tmp_path / "crawl.warc.gz"
-    path.write_bytes(buf.getvalue())
+    path = write_responses(
+        tmp_path / "crawl.warc.gz",
+        [
+            (f"http://example.com/{name or status[:3] + kind}", status,
+             [("Content-Type", kind)], body)
+            for status, kind, body, name in responses
+        ],
+        gz=True,
+    )  # fmt: skip
 
     sources, stats = read_all([path])
 
@@ -371,19 +375,11 @@ def test_brotli_coded_payloads_are_decoded(tmp_path: Path) -> None:
     import cramjam
 
     page = PAGES[0]
-    headers = StatusAndHeaders(
-        "200 OK", [("Content-Type", "text/html"), ("Content-Encoding", "br")], protocol="HTTP/1.1"
-    )
-    buf = io.BytesIO()
-    writer = WARCWriter(buf, gzip=True)
+    headers = [("Content-Type", "text/html"), ("Content-Encoding", "br")]
     coded = bytes(cramjam.brotli.compress(page))
-    writer.write_record(
-        writer.create_warc_record(
-            "http://example.com/", "response", payload=io.BytesIO(coded), http_headers=headers
-        )
+    path = write_responses(
+        tmp_path / "br.warc.gz", [("http://example.com/", "200 OK", headers, coded)], gz=True
     )
-    path = tmp_path / "br.warc.gz"
-    path.write_bytes(buf.getvalue())
 
     sources, _ = read_all([path])
 
