@@ -103,8 +103,9 @@ def undo_content_coding(
 
     Crawlers differ in whether they store or send a page as it came over the wire or decoded,
     with the original headers either way; so each coding is undone only when the bytes are
-    in it, and a payload the codec cannot read is taken as stored decoded when it is
-    markup. Header names are matched without regard to case.
+    in it. A payload without the gzip or zstd signature, deflate data the codec cannot read
+    and brotli data that reads as text are taken as stored decoded. Header names are matched
+    without regard to case.
 
     Raises:
         ContentCodingError: a corrupt payload, or br or zstd without cramjam installed.
@@ -347,7 +348,7 @@ def _utf16_without_bom(body: bytes, *, declared: bool) -> Decoded | None:
     with markup.
     """
     head = body[: min(len(body), 4096) // 2 * 2]
-    if len(head) < 16:
+    if len(head) < 16 or b"\x00" not in head:  # most pages: one scan, no copies
         return None
     even, odd = head[0::2], head[1::2]
     even_zeros, odd_zeros = even.count(0), odd.count(0)

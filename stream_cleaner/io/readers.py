@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, Final
 import orjson
 
 from stream_cleaner.decide import ErrorReason
-from stream_cleaner.decode import undo_content_coding
+from stream_cleaner.decode import MAX_DECODED_BYTES, undo_content_coding
 from stream_cleaner.document import RawDocument
 
 __all__ = [
@@ -53,7 +53,7 @@ CHUNK_BYTES: Final = 64 << 10
 INFLATE_STEP_BYTES: Final = 256 << 10  # most bytes one zlib call may return
 MAX_WARC_HEADER_BYTES: Final = 64 << 10
 MAX_REWIND_BYTES: Final = 64 << 20
-MAX_DECODED_PAYLOAD_BYTES: Final = 256 << 20
+MAX_DECODED_PAYLOAD_BYTES: Final = MAX_DECODED_BYTES
 MAX_NAME_CHARS: Final = 120
 # files a directory walk passes over, counted as ``file_not_page``: the style sheets,
 # scripts, images, fonts, media and documents of a saved site (wget's mirror holds them
