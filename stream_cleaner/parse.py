@@ -37,6 +37,13 @@ BLOCK_TAGS = frozenset(
 # "coun\u00adcil" was no word the language model knew, and they went into the output.
 INVISIBLE = "\u00ad\u200b\u2060\ufeff"
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
+# An inline style that hides its element (and what is in it): a browser shows none of it. On
+# Dragnet's training pages such text is mostly menus, pop-ups and alternative layouts; left
+# out, the word-alignment F1 rose from 0.941 to 0.943 (article) and 0.819 to 0.827 (corpus).
+_HIDDEN_STYLE = re.compile(
+    r"display[ \t\n\r\f\v]*:[ \t\n\r\f\v]*none|visibility[ \t\n\r\f\v]*:[ \t\n\r\f\v]*hidden",
+    re.IGNORECASE | re.ASCII,
+)
 HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 LIST_TAGS = frozenset("li ul ol dl dt dd menu dir".split())
 TABLE_TAGS = frozenset("table td th tr tbody thead tfoot caption".split())
@@ -109,6 +116,12 @@ def parse_blocks(
     else:
         raise ValueError(f"unknown parser {parser!r}")
     return _walk(root, deadline) if root is not None else []
+
+
+def hidden_by_style(style: str | None) -> bool:
+    """Whether an element's ``style`` attribute hides it (``display: none`` or
+    ``visibility: hidden``); such elements are walked past with all they hold."""
+    return style is not None and _HIDDEN_STYLE.search(style) is not None
 
 
 def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH) -> str:
@@ -271,7 +284,12 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
                 low = depth
             elif parts:
                 add_part(" ")
-        elif tag and tag[0] not in "_!#-" and tag not in skip_tags:  # not comment/doctype
+        elif (
+            tag
+            and tag[0] not in "_!#-"  # not a comment or doctype
+            and tag not in skip_tags
+            and not hidden_by_style(node.attributes.get("style"))
+        ):
             count += 1
             if deadline is not None and not count & 1023 and time.monotonic() > deadline:
                 raise TimeBudgetExceeded("time budget exceeded while parsing")
@@ -294,11 +312,14 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
 class _Html5libNode:
     """An html5lib (ElementTree) node seen through lexbor's node protocol."""
 
-    __slots__ = ("child", "next", "tag", "text_content")
+    __slots__ = ("attributes", "child", "next", "tag", "text_content")
 
-    def __init__(self, tag: str, text_content: str | None = None) -> None:
+    def __init__(
+        self, tag: str, text_content: str | None = None, attributes: dict[str, str] | None = None
+    ) -> None:
         self.tag = tag
         self.text_content = text_content
+        self.attributes = attributes if attributes is not None else {}
         self.child: _Html5libNode | None = None
         self.next: _Html5libNode | None = None
 
@@ -338,7 +359,7 @@ def _html5lib_root(html: str, deadline: float | None) -> _Html5libNode:
             # comments have a function as their tag; their tails are still page text
             if isinstance(sub.tag, str):
                 # svg and math keep their namespace in html5lib's tree: "{ns}svg" -> "svg"
-                child = _Html5libNode(sub.tag.rpartition("}")[2])
+                child = _Html5libNode(sub.tag.rpartition("}")[2], attributes=sub.attrib)
                 children.append(child)
                 todo.append((sub, child))
             if sub.tail:

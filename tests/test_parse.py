@@ -89,6 +89,29 @@ def test_soft_hyphens_and_zero_width_spaces_are_dropped_from_words(parser):
     assert [b.text for b in parse_text_blocks("dis\u00adcuss\n\u200b\n")] == ["discuss"]
 
 
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_elements_hidden_by_their_inline_style_are_walked_past(parser):
+    html = (
+        '<div><p>Shown.</p><div style="display:none"><p>A hidden menu.</p></div>'
+        '<p style="color: red; DISPLAY : None !important">Hidden too.</p>'
+        '<span style="visibility:hidden">Invisible.</span>'
+        '<p style="display: block">Shown as a block.</p><p hidden>Not by style.</p>'
+        '<p style="display:\u00a0none">No ASCII space: shown.</p></div>'
+    )
+    texts = [block.text for block in parse_blocks(html, parser=parser)]
+    assert texts == ["Shown.", "Shown as a block.", "Not by style.", "No ASCII space: shown."]
+
+
+def test_the_python_walk_over_lexbor_skips_hidden_elements_as_the_native_one_does():
+    from selectolax.lexbor import LexborHTMLParser
+
+    from stream_cleaner.parse import _walk
+
+    html = '<p>a</p><div style="visibility: hidden"><p>b</p></div><p style="x">c</p>'
+    assert [b.text for b in _walk(LexborHTMLParser(html).root, None)] == ["a", "c"]
+    assert [b.text for b in parse_blocks(html)] == ["a", "c"]
+
+
 def test_backends_agree_on_the_bundled_samples():
     for path in sorted(SAMPLES.glob("*.html")):
         html = decode_body(path.read_bytes()).text

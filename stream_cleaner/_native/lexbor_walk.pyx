@@ -33,6 +33,71 @@ cdef extern from "tag_names.h":
     const lxb_char_t *sc_tag_name(uintptr_t tag_id, size_t *length)
 
 
+# lexbor's element and attribute structs, for the fields the walk reads (selectolax declares
+# them without fields)
+cdef extern from "lexbor/dom/interfaces/element.h":
+    ctypedef struct _LexborString "lexbor_str_t":
+        lxb_char_t *data
+        size_t length
+
+    ctypedef struct _Attr "lxb_dom_attr_t":
+        lxb_dom_node_t node
+        _LexborString *value
+        _Attr *next
+
+    ctypedef struct _Element "lxb_dom_element_t":
+        _Attr *first_attr
+
+    enum: LXB_DOM_ATTR_STYLE
+
+
+cdef inline bint _ascii_space(lxb_char_t c) noexcept nogil:
+    return c == 32 or 9 <= c <= 13
+
+
+cdef bint _declares(const lxb_char_t *s, size_t n, size_t at, const char *name, const char *value) noexcept nogil:
+    """Whether ``s[at:]`` is ``name``, white space, ``:``, white space, ``value`` (ASCII, any
+    case): `parse._HIDDEN_STYLE` at one place."""
+    cdef size_t i = 0
+    while name[i]:
+        if at >= n or (s[at] | 32) != <lxb_char_t> name[i]:
+            return False
+        at += 1
+        i += 1
+    while at < n and _ascii_space(s[at]):
+        at += 1
+    if at >= n or s[at] != 58:  # ':'
+        return False
+    at += 1
+    while at < n and _ascii_space(s[at]):
+        at += 1
+    i = 0
+    while value[i]:
+        if at >= n or (s[at] | 32) != <lxb_char_t> value[i]:
+            return False
+        at += 1
+        i += 1
+    return True
+
+
+cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
+    """Whether an element's inline style hides it (`parse.hidden_by_style`)."""
+    cdef _Attr *attr = (<_Element *> node).first_attr
+    cdef const lxb_char_t *s
+    cdef size_t n, at
+    while attr != NULL:
+        if attr.node.local_name == LXB_DOM_ATTR_STYLE and attr.value != NULL:
+            s = attr.value.data
+            n = attr.value.length
+            for at in range(n):
+                if (s[at] | 32) == 100 and _declares(s, n, at, "display", "none"):  # 'd'
+                    return True
+                if (s[at] | 32) == 118 and _declares(s, n, at, "visibility", "hidden"):  # 'v'
+                    return True
+        attr = attr.next
+    return False
+
+
 cdef enum:
     IS_SKIP = 1
     IS_BLOCK = 2
@@ -507,7 +572,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         elif node.type == LXB_DOM_NODE_TYPE_ELEMENT:
             tag_id = node.local_name
             kind = tags.kind(tag_id)
-            if not kind & IS_SKIP:
+            if not kind & IS_SKIP and not _hidden(node):
                 count += 1
                 if deadline is not None and not count & 1023 and monotonic() > deadline:
                     raise timeout_error("time budget exceeded while parsing")
