@@ -30,7 +30,7 @@ from typing import Any
 from ._native import native_module
 from .block_features import load_multilingual
 from .decide import DropReason, ErrorReason, decide_page
-from .decode import BinaryContent, DecodedTooLarge, decode_body
+from .decode import BinaryContent, Decoded, DecodedTooLarge, decode_body
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .labeller import (
     block_kinds,
@@ -163,16 +163,7 @@ def observe_site(
         return ""
     try:
         body = raw.body
-        text = (
-            decode_body(
-                body,
-                content_type=raw.content_type,
-                headers=raw.headers,
-                max_bytes=settings.max_document_bytes,
-            ).text
-            if (isinstance(body, bytes))
-            else body
-        )
+        text = _decode(raw, body, settings).text if (isinstance(body, bytes)) else body
         site = site_of(raw.url or find_page_url(text), key=sites.settings.site_key)
         if site and text.strip() and not _is_plain_text(raw, text):
             # the page's identity is the URL it was fetched from, never one it declares:
@@ -182,6 +173,17 @@ def observe_site(
     except (BinaryContent, TimeBudgetExceeded):
         pass
     return ""
+
+
+def _decode(raw: RawDocument, body: bytes, settings: CleanerSettings) -> Decoded:
+    """`decode_body` of a page's bytes with what its RawDocument says of them; a compressed
+    body may decode to ``max_document_bytes`` at most."""
+    return decode_body(
+        body,
+        content_type=raw.content_type,
+        headers=raw.headers,
+        max_bytes=settings.max_document_bytes,
+    )
 
 
 class PerplexityProcessor:
@@ -279,12 +281,7 @@ class _Run:
         t = time.perf_counter()
         if isinstance(body, bytes):
             try:
-                decoded = decode_body(
-                    body,
-                    content_type=raw.content_type,
-                    headers=raw.headers,
-                    max_bytes=settings.max_document_bytes,
-                )
+                decoded = _decode(raw, body, settings)
             except DecodedTooLarge as exc:
                 raise _Failed(ErrorReason.TOO_LARGE, str(exc)) from None
             except BinaryContent as exc:
