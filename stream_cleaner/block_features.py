@@ -53,7 +53,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .labeller import MODELS_DIR, TreeEnsemble
+from .labeller import MODELS_DIR, TreeEnsemble, container_mask
 
 MULTILINGUAL_FORMAT = 1
 MULTILINGUAL_MODEL = MODELS_DIR / "labeller-multilingual.json"
@@ -370,21 +370,6 @@ def block_features(blocks: Sequence[BlockLike], *, language_features: bool = Fal
         link_densities=[b.link_density for b in blocks],
         language_features=language_features,
     )
-
-
-def container_mask(tag_paths: Sequence[str], containers: Iterable[str]) -> np.ndarray:
-    """Whether each tag path passes through one of ``containers`` (a bool per path)."""
-    wanted = frozenset(containers)
-    if not wanted:
-        return np.zeros(len(tag_paths), dtype=bool)
-    seen: dict[str, bool] = {}
-    out = np.zeros(len(tag_paths), dtype=bool)
-    for i, path in enumerate(tag_paths):
-        hit = seen.get(path)
-        if hit is None:
-            hit = seen[path] = not wanted.isdisjoint(path.split())
-        out[i] = hit
-    return out
 
 
 def top_tags(tag_paths: Iterable[str], k: int = len(TOP_TAGS)) -> tuple[str, ...]:

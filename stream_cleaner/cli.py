@@ -186,6 +186,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--trees", type=int, default=None, help="boosting rounds (default: per mode)")
     p.add_argument(
+        "--boilerplate-containers",
+        metavar="TAG,TAG",
+        help="HTML tags whose blocks are boilerplate whatever the trees say (default: "
+        "aside,footer,nav for corpus, none for article; '' = none)",
+    )
+    p.add_argument(
         "--folds",
         type=int,
         default=5,
@@ -897,6 +903,9 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         progress=progress if args.verbose else None,
         pages_dir=args.pages_dir,
         site_features=args.site_features,
+        boilerplate_containers=None
+        if args.boilerplate_containers is None
+        else [t.strip().lower() for t in args.boilerplate_containers.split(",") if t.strip()],
     )
     cv = meta["cv_macro_f1"]
     print(

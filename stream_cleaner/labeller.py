@@ -24,7 +24,7 @@ import operator
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -599,6 +599,21 @@ class TreeEnsemble:
         return values.reshape(len(values), -1, self.num_class).sum(axis=1)
 
 
+def container_mask(tag_paths: Sequence[str], containers: Iterable[str]) -> np.ndarray:
+    """Whether each tag path passes through one of ``containers`` (a bool per path)."""
+    wanted = frozenset(containers)
+    if not wanted:
+        return np.zeros(len(tag_paths), dtype=bool)
+    seen: dict[str, bool] = {}
+    out = np.zeros(len(tag_paths), dtype=bool)
+    for i, path in enumerate(tag_paths):
+        hit = seen.get(path)
+        if hit is None:
+            hit = seen[path] = not wanted.isdisjoint(path.split())
+        out[i] = hit
+    return out
+
+
 def _complete_layout(trees: TreeEnsemble) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The trees as complete binary trees of depth ``trees.depth``, for
     ``_native/trees.pyx``'s ``leaf_values_complete``: per tree, the feature (int32) and split
@@ -646,6 +661,8 @@ class BlockLabeller:
         limit = spec.get("max_sentence_perplexity")
         # the sentence filter the labeller was trained with (None: none)
         self.max_sentence_perplexity = float(limit) if limit else None
+        # HTML5 containers whose blocks are boilerplate whatever the trees say
+        self.boilerplate_containers = tuple(spec.get("boilerplate_containers", ()))
 
     @classmethod
     def load(cls, path: str | Path) -> BlockLabeller:
@@ -658,9 +675,13 @@ class BlockLabeller:
             return np.zeros(0)
         return self.trees.raw_scores(features)
 
-    def predict(self, features: np.ndarray) -> np.ndarray:
-        """Whether each row is content (score above the trained threshold)."""
-        return self.scores(features) > self.threshold
+    def predict(self, features: np.ndarray, tag_paths: Sequence[str] | None = None) -> np.ndarray:
+        """Whether each row is content: score above the trained threshold and, when the rows'
+        ``tag_paths`` are given, not inside one of the ``boilerplate_containers``."""
+        content = self.scores(features) > self.threshold
+        if tag_paths is not None and self.boilerplate_containers:
+            content &= ~container_mask(tag_paths, self.boilerplate_containers)
+        return content
 
     def kinds(self, features: np.ndarray) -> list[str] | None:
         """The kind (``p``, ``h``, ``l``) of each row, or ``None`` without a kind model."""
@@ -747,7 +768,7 @@ def label_blocks(
     )
     if labeller.site_features:
         features = np.hstack((features, site_features(site_evidence, len(blocks))))
-    keep = labeller.predict(features)
+    keep = labeller.predict(features, [b.tag_path for b in blocks])
     kinds = block_kinds(blocks)
     if labeller.kind_trees is not None and keep.any():
         kept = np.flatnonzero(keep)

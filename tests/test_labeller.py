@@ -153,7 +153,9 @@ def test_training_on_a_tiny_page_set(tmp_path, tiny_model):
     )  # fmt: skip
     assert meta["pages"] == 12 and meta["content_blocks"] > 0
     assert json.loads(Path(f"{out}.meta.json").read_text())["trained_on"][0]["split"] is None
+    assert meta["boilerplate_containers"] == ["aside", "footer", "nav"]  # corpus mode's default
     labeller = BlockLabeller.load(out)
+    assert labeller.boilerplate_containers == ("aside", "footer", "nav")
     keep = labeller.predict(page.features)
     # the training pages are learned: article and list kept, navigation and footer dropped
     assert list(keep) == list(page.labels)
@@ -234,6 +236,33 @@ def test_modes_drop_navigation_and_footer_but_keep_the_article(default_model, mo
     assert {s.reason for s in doc.sentences if not s.keep} <= {"boilerplate", "no_words"}
 
 
+SIDEBAR = (
+    "Our reporters have walked every mile of the river in all seasons, and their guide to the "
+    "valley is sold in the bookshop on the market square. Readers who send in photographs of "
+    "the footpath may see them printed in the weekend edition of the paper."
+)
+
+
+@pytest.mark.parametrize("container", ["aside", "footer", "nav"])
+def test_corpus_mode_drops_prose_inside_html5_boilerplate_containers(
+    tmp_path, default_model, container
+):
+    # CleanEval's 2007 pages have no nav, footer or aside, so the corpus trees keep such prose
+    # anywhere; the shipped labeller's rule drops it inside those containers
+    page = PAGE.replace("</article></div>", f"</article></div><{container}><p>{SIDEBAR}</p>"
+                        f"</{container}>")  # fmt: skip
+    corpus = CleanerSettings(mode="corpus")
+    assert SIDEBAR not in clean_document(page, settings=corpus, model=default_model).text
+    spec = json.loads(labeller_path("corpus").read_text())
+    assert spec.pop("boilerplate_containers") == ["aside", "footer", "nav"]
+    (tmp_path / "trees-alone.json").write_text(json.dumps(spec))
+    alone = CleanerSettings(mode="corpus", labeller_path=str(tmp_path / "trees-alone.json"))
+    assert SIDEBAR in clean_document(page, settings=alone, model=default_model).text
+    div = page.replace(f"<{container}>", "<div>").replace(f"</{container}>", "</div>")
+    doc = clean_document(div, settings=corpus, model=default_model)
+    assert SIDEBAR in doc.text and ARTICLE in doc.text
+
+
 def test_perplexity_mode_keeps_what_the_labeller_drops(default_model):
     paper = clean_document(PAGE, settings=CleanerSettings(mode="perplexity"), model=default_model)
     corpus = clean_document(PAGE, settings=CleanerSettings(mode="corpus"), model=default_model)
@@ -268,6 +297,12 @@ def test_train_labeller_and_clean_with_it_end_to_end(tmp_path, capsys):
     assert main([*argv, "--model", TINY, "--trees", "20", "--folds", "3"]) == 0
     assert "wrote" in capsys.readouterr().out
     assert json.loads(Path(f"{out}.meta.json").read_text())["mode"] == "article"
+    assert BlockLabeller.load(out).boilerplate_containers == ()  # article mode's default
+    ruled = tmp_path / "ruled.json"
+    assert main([*argv[:-1], str(ruled), "--model", TINY, "--trees", "20", "--folds", "0",
+                 "--boilerplate-containers", "Header, nav"]) == 0  # fmt: skip
+    assert BlockLabeller.load(ruled).boilerplate_containers == ("header", "nav")
+    capsys.readouterr()
     page = tmp_path / "page.html"
     page.write_text(PAGE)
     argv = ["clean", str(page), "--model", TINY, "--labeller", str(out), "-f", "cleaneval"]
