@@ -13,6 +13,7 @@ import io
 import itertools
 import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from ._native import native_module
@@ -120,8 +121,22 @@ def parse_blocks(
 
 def hidden_by_style(style: str | None) -> bool:
     """Whether an element's ``style`` attribute hides it (``display: none`` or
-    ``visibility: hidden``); such elements are walked past with all they hold."""
+    ``visibility: hidden``)."""
     return style is not None and _HIDDEN_STYLE.search(style) is not None
+
+
+def hidden_element(tag: str, attributes: Mapping[str, str | None]) -> bool:
+    """Whether a browser shows none of an element, which is then walked past with all it
+    holds: its inline style hides it (`hidden_by_style`), it has the ``hidden`` attribute
+    (the HTML standard's ``display: none``; ``hidden="until-found"`` text stays, since the
+    browser's find-in-page reveals it), or it is a ``dialog`` that is not ``open``."""
+    if "hidden" in attributes:
+        value = attributes["hidden"]
+        if not (value and value.isascii() and value.lower() == "until-found"):
+            return True
+    if tag == "dialog" and "open" not in attributes:
+        return True
+    return hidden_by_style(attributes.get("style"))
 
 
 def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH) -> str:
@@ -288,7 +303,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
             tag
             and tag[0] not in "_!#-"  # not a comment or doctype
             and tag not in skip_tags
-            and not hidden_by_style(node.attributes.get("style"))
+            and not hidden_element(tag, node.attributes)
         ):
             count += 1
             if deadline is not None and not count & 1023 and time.monotonic() > deadline:

@@ -95,11 +95,26 @@ def test_elements_hidden_by_their_inline_style_are_walked_past(parser):
         '<div><p>Shown.</p><div style="display:none"><p>A hidden menu.</p></div>'
         '<p style="color: red; DISPLAY : None !important">Hidden too.</p>'
         '<span style="visibility:hidden">Invisible.</span>'
-        '<p style="display: block">Shown as a block.</p><p hidden>Not by style.</p>'
+        '<p style="display: block">Shown as a block.</p>'
         '<p style="display:\u00a0none">No ASCII space: shown.</p></div>'
     )
     texts = [block.text for block in parse_blocks(html, parser=parser)]
-    assert texts == ["Shown.", "Shown as a block.", "Not by style.", "No ASCII space: shown."]
+    assert texts == ["Shown.", "Shown as a block.", "No ASCII space: shown."]
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_hidden_attribute_and_closed_dialogs_are_walked_past(parser):
+    html = (
+        "<div><p>Shown.</p><p hidden>Hidden.</p><div HIDDEN=hidden><p>A hidden menu.</p></div>"
+        '<section hidden="until-found"><p>Found by search: shown.</p></section>'
+        '<p data-hidden="1" aria-hidden="true">Other attributes: shown.</p>'
+        "<dialog><p>Subscribe to our newsletter!</p></dialog>"
+        "<dialog open><p>An open dialog: shown.</p></dialog>"
+        '<dialog class="x" data-open><p>Closed.</p></dialog><p>End.</p></div>'
+    )
+    texts = [block.text for block in parse_blocks(html, parser=parser)]
+    assert texts == ["Shown.", "Found by search: shown.", "Other attributes: shown.",
+                     "An open dialog: shown.", "End."]  # fmt: skip
 
 
 def test_the_python_walk_over_lexbor_skips_hidden_elements_as_the_native_one_does():
@@ -107,9 +122,12 @@ def test_the_python_walk_over_lexbor_skips_hidden_elements_as_the_native_one_doe
 
     from stream_cleaner.parse import _walk
 
-    html = '<p>a</p><div style="visibility: hidden"><p>b</p></div><p style="x">c</p>'
-    assert [b.text for b in _walk(LexborHTMLParser(html).root, None)] == ["a", "c"]
-    assert [b.text for b in parse_blocks(html)] == ["a", "c"]
+    html = (
+        '<p>a</p><div style="visibility: hidden"><p>b</p></div><p style="x">c</p>'
+        '<p hidden>d</p><dialog>e</dialog><p hidden="until-found">f</p>'
+    )
+    assert [b.text for b in _walk(LexborHTMLParser(html).root, None)] == ["a", "c", "f"]
+    assert [b.text for b in parse_blocks(html)] == ["a", "c", "f"]
 
 
 def test_backends_agree_on_the_bundled_samples():

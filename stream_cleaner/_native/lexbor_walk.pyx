@@ -31,6 +31,7 @@ import time
 
 cdef extern from "tag_names.h":
     const lxb_char_t *sc_tag_name(uintptr_t tag_id, size_t *length)
+    bint sc_attr_is(uintptr_t attr_id, const char *name, size_t length) nogil
 
 
 # lexbor's element and attribute structs, for the fields the walk reads (selectolax declares
@@ -49,6 +50,7 @@ cdef extern from "lexbor/dom/interfaces/element.h":
         _Attr *first_attr
 
     enum: LXB_DOM_ATTR_STYLE
+    enum: LXB_DOM_ATTR__LAST_ENTRY
 
 
 cdef inline bint _ascii_space(lxb_char_t c) noexcept nogil:
@@ -80,22 +82,43 @@ cdef bint _declares(const lxb_char_t *s, size_t n, size_t at, const char *name, 
     return True
 
 
+cdef bint _until_found(_LexborString *value) noexcept nogil:
+    """Whether a ``hidden`` attribute's value is ``until-found`` (ASCII, any case)."""
+    cdef const char *want = "until-found"
+    cdef size_t i
+    if value == NULL or value.length != 11:
+        return False
+    for i in range(11):
+        if (value.data[i] | 32) != <lxb_char_t> want[i]:  # '-' | 32 is '-'
+            return False
+    return True
+
+
 cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
-    """Whether an element's inline style hides it (`parse.hidden_by_style`)."""
+    """Whether a browser would show none of an element (`parse.hidden_element`): its inline
+    style hides it, it has the ``hidden`` attribute, or it is a ``dialog`` that is not open."""
     cdef _Attr *attr = (<_Element *> node).first_attr
     cdef const lxb_char_t *s
     cdef size_t n, at
+    cdef bint dialog = node.local_name == LXB_TAG_DIALOG
+    cdef bint is_open = False
     while attr != NULL:
-        if attr.node.local_name == LXB_DOM_ATTR_STYLE and attr.value != NULL:
-            s = attr.value.data
-            n = attr.value.length
-            for at in range(n):
-                if (s[at] | 32) == 100 and _declares(s, n, at, "display", "none"):  # 'd'
-                    return True
-                if (s[at] | 32) == 118 and _declares(s, n, at, "visibility", "hidden"):  # 'v'
-                    return True
+        if attr.node.local_name == LXB_DOM_ATTR_STYLE:
+            if attr.value != NULL:
+                s = attr.value.data
+                n = attr.value.length
+                for at in range(n):
+                    if (s[at] | 32) == 100 and _declares(s, n, at, "display", "none"):  # 'd'
+                        return True
+                    if (s[at] | 32) == 118 and _declares(s, n, at, "visibility", "hidden"):
+                        return True
+        elif attr.node.local_name > LXB_DOM_ATTR__LAST_ENTRY:
+            if sc_attr_is(attr.node.local_name, "hidden", 6) and not _until_found(attr.value):
+                return True
+            if dialog and sc_attr_is(attr.node.local_name, "open", 4):
+                is_open = True
         attr = attr.next
-    return False
+    return dialog and not is_open
 
 
 cdef enum:
@@ -106,6 +129,7 @@ cdef enum:
 
 cdef extern from "lexbor/tag/const.h":
     enum: LXB_TAG__LAST_ENTRY
+    enum: LXB_TAG_DIALOG
 
 
 cdef class _Standard:
