@@ -27,6 +27,7 @@ class ErrorReason:
 
     EMPTY = "empty"  # no body, or only white space, or no text after parsing
     BINARY = "binary_content"  # PDF, image, archive...: not a text format
+    NOT_A_PAGE = "not_a_page"  # a non-2xx response, or a Content-Type that is no page
     TOO_LARGE = "too_large"  # above max_document_bytes
     TIME_BUDGET = "time_budget"  # past time_budget_seconds
     WARC_RECORD = "warc_record_error"  # a WARC record that could not be read
@@ -34,7 +35,10 @@ class ErrorReason:
     READ_ERROR = "read_error"  # a file that could not be read
     INTERNAL = "internal_error"  # a bug: the detail names the exception
 
-    ALL = (EMPTY, BINARY, TOO_LARGE, TIME_BUDGET, WARC_RECORD, INVALID_JSON, READ_ERROR, INTERNAL)
+    ALL = (
+        EMPTY, BINARY, NOT_A_PAGE, TOO_LARGE, TIME_BUDGET, WARC_RECORD, INVALID_JSON, READ_ERROR,
+        INTERNAL,
+    )  # fmt: skip
 
 
 _LETTER = re.compile(r"[^\W\d_]")

@@ -15,6 +15,7 @@ import re
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -259,6 +260,49 @@ def content_type_from_headers(headers: Mapping[str, str]) -> str | None:
         if key.lower() == "content-type":
             return value
     return None
+
+
+# text types that are not pages (`is_page_type`)
+_TEXT_NOT_PAGES: Final = frozenset({
+    "text/css", "text/javascript", "text/ecmascript", "text/x-javascript", "text/csv",
+    "text/tab-separated-values", "text/xml", "text/calendar", "text/vcard", "text/x-vcard",
+    "text/vtt", "text/x-component", "text/cache-manifest",
+})  # fmt: skip
+# media types that say nothing of what the bytes are: the cleaner sniffs them
+_UNTYPED: Final = frozenset({
+    "", "application/octet-stream", "binary/octet-stream", "application/unknown", "unknown",
+    "unknown/unknown", "*/*", "application/x-unknown-content-type",
+})  # fmt: skip
+
+
+def is_page_type(content_type: str) -> bool:
+    """Whether an HTTP Content-Type can be a page to clean: HTML, XHTML, plain text and other
+    text that is not code or data, or no type worth the name (the bytes then tell).
+
+    A crawl holds every response the crawler fetched: style sheets, scripts, images, fonts,
+    feeds and JSON besides the pages. Their text is not a page's, and cleaned as one it put
+    CSS rules and JavaScript into the corpus.
+    """
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media in _UNTYPED or media in ("application/xhtml+xml", "application/xhtml"):
+        return True
+    return media.startswith("text/") and media not in _TEXT_NOT_PAGES
+
+
+def http_status(value: object) -> int | None:
+    """An envelope's or JSON line's ``status``: an integer, or a string of digits, or absent
+    (``None``).
+
+    Raises:
+        ValueError: any other value.
+    """
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value)
+    raise ValueError(f"status must be an integer, not {value!r:.40}")
 
 
 def decode_body(

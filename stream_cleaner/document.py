@@ -26,6 +26,9 @@ class RawDocument:
         url: the page's URL when known.
         headers: HTTP response headers; only ``Content-Type`` is used, to find a charset.
         content_type: a Content-Type given outside the headers (WARC, JSON envelope).
+        status: the HTTP status of the fetch, when known. A response other than 2xx
+            (a redirect, an error page) or one whose Content-Type is no page (a style sheet,
+            an image, JSON...) is not cleaned: its error is ``not_a_page``.
         error: set by a reader that could not even produce a body (a broken WARC record):
             the pipeline passes it through as the cleaned document's error.
     """
@@ -36,6 +39,7 @@ class RawDocument:
     headers: Mapping[str, str] = field(default_factory=dict)
     content_type: str | None = None
     error: str | None = None
+    status: int | None = None
 
 
 @dataclass(slots=True)

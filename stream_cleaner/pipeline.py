@@ -30,7 +30,14 @@ from typing import Any
 from ._native import native_module
 from .block_features import load_multilingual
 from .decide import DropReason, ErrorReason, decide_page
-from .decode import BinaryContent, Decoded, DecodedTooLarge, decode_body
+from .decode import (
+    BinaryContent,
+    Decoded,
+    DecodedTooLarge,
+    content_type_from_headers,
+    decode_body,
+    is_page_type,
+)
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .labeller import (
     block_kinds,
@@ -271,6 +278,9 @@ class _Run:
             # readers write "<code>: <detail>" (codes in ErrorReason)
             reason, _, detail = raw.error.partition(": ")
             raise _Failed(reason, detail or reason)
+        refusal = _not_a_page(raw)
+        if refusal is not None:
+            raise _Failed(ErrorReason.NOT_A_PAGE, refusal)
         body = raw.body
         size = len(body)
         if size > settings.max_document_bytes:
@@ -506,6 +516,21 @@ def _without_lone_surrogates(text: str) -> tuple[str, bytes]:
     except UnicodeEncodeError:
         utf8 = text.encode("utf-8", "ignore")
         return utf8.decode("utf-8"), utf8
+
+
+def _not_a_page(raw: RawDocument) -> str | None:
+    """Why a fetch is no page to clean, from what the crawler says of it, or ``None``: a
+    status other than 2xx (a redirect or an error page is not the page its URL names) or a
+    Content-Type that `is_page_type` refuses (style sheets, scripts, images, JSON...)."""
+    if raw.status is not None and not 200 <= raw.status < 300:
+        return f"HTTP status {raw.status}: not the page its URL names"
+    content_type = raw.content_type
+    if content_type is None and raw.headers:
+        content_type = content_type_from_headers(raw.headers)
+    if content_type is not None and not is_page_type(content_type):
+        media = content_type.split(";", 1)[0].strip()
+        return f"Content-Type {media[:100]}: a style sheet, script, image or data, not a page"
+    return None
 
 
 def _is_plain_text(raw: RawDocument, text: str) -> bool:

@@ -2,6 +2,7 @@ import json
 import subprocess
 import sys
 
+import orjson
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
@@ -138,6 +139,24 @@ def test_clean_counts_the_warc_records_that_are_no_page(tmp_path, capsysbinary):
     assert b"natural stream of water" in out
     assert (b"2 inputs were no page to clean (response_not_page 1, "
             b"response_status_4xx 1)") in err  # fmt: skip
+
+
+def test_json_lines_that_are_no_page_are_errors_with_their_reason(tmp_path, capsysbinary):
+    lines = [
+        {"id": "page", "status": 200, "content_type": "text/html", "body": PAGE},
+        {"id": "gone", "status": 404, "body": "<h1>Not Found</h1>"},
+        {"id": "style", "content_type": "text/css", "body": "body { color: red }"},
+        {"id": "odd", "status": "teapot", "body": PAGE},
+    ]
+    path = tmp_path / "fetches.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    assert main(["clean", str(path), "--model", TINY, "--no-sentences", "--no-progress"]) == 0
+    records = {r["id"]: r for r in map(orjson.loads, capsysbinary.readouterr().out.splitlines())}
+    assert records["page"]["error"] is None and "natural stream" in records["page"]["text"]
+    assert (records["gone"]["error"], records["style"]["error"]) == ("not_a_page", "not_a_page")
+    assert "HTTP status 404" in records["gone"]["error_detail"]
+    assert records["odd"]["error"] == "invalid_json"
+    assert "status must be an integer" in records["odd"]["error_detail"]
 
 
 def test_text_format_needs_an_output_directory(capsys):

@@ -151,6 +151,34 @@ def test_binary_files(body):
     assert doc.error_detail
 
 
+@pytest.mark.parametrize(
+    ("fields", "detail"),
+    [
+        ({"status": 404}, "HTTP status 404"),
+        ({"status": 301}, "HTTP status 301"),
+        ({"content_type": "text/css"}, "Content-Type text/css"),
+        ({"content_type": "application/json; charset=utf-8"}, "Content-Type application/json"),
+        ({"headers": {"content-type": "image/svg+xml"}}, "Content-Type image/svg+xml"),
+        ({"status": 200, "headers": {"Content-Type": "text/javascript"}}, "text/javascript"),
+    ],
+)
+def test_what_the_crawler_says_is_no_page_is_not_cleaned(fields, detail):
+    doc = clean_document(RawDocument(body=ARTICLE, **fields), settings=LOOSE)
+    assert (doc.error, doc.text, doc.sentences) == (ErrorReason.NOT_A_PAGE, "", ())
+    assert detail in doc.error_detail
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"status": 200}, {"status": 206, "content_type": "application/xhtml+xml"},
+     {"headers": {"Content-Type": "text/html; charset=utf-8"}},
+     {"content_type": "application/octet-stream"}, {"content_type": ""}],
+)  # fmt: skip
+def test_a_2xx_page_or_an_untyped_one_is_cleaned(fields):
+    doc = clean_document(RawDocument(body=ARTICLE, **fields), settings=LOOSE)
+    assert doc.error is None and doc.text
+
+
 def test_non_html_text_is_cleaned_as_plain_text():
     text = "A river is a natural stream of water.\nBread is a food made from flour.\n"
     doc = clean_document(text.encode(), settings=LOOSE)

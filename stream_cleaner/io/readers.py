@@ -30,7 +30,12 @@ from typing import Any, BinaryIO, Final
 import orjson
 
 from stream_cleaner.decide import ErrorReason
-from stream_cleaner.decode import MAX_DECODED_BYTES, undo_content_coding
+from stream_cleaner.decode import (
+    MAX_DECODED_BYTES,
+    http_status,
+    is_page_type,
+    undo_content_coding,
+)
 from stream_cleaner.document import RawDocument
 
 __all__ = [
@@ -850,33 +855,6 @@ def _canonical_header(name: str) -> str:
     return "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
 
 
-# text types that are not pages (`is_page_type`)
-_TEXT_NOT_PAGES: Final = frozenset({
-    "text/css", "text/javascript", "text/ecmascript", "text/x-javascript", "text/csv",
-    "text/tab-separated-values", "text/xml", "text/calendar", "text/vcard", "text/x-vcard",
-    "text/vtt", "text/x-component", "text/cache-manifest",
-})  # fmt: skip
-# media types that say nothing of what the bytes are: the cleaner sniffs them
-_UNTYPED: Final = frozenset({
-    "", "application/octet-stream", "binary/octet-stream", "application/unknown", "unknown",
-    "unknown/unknown", "*/*", "application/x-unknown-content-type",
-})  # fmt: skip
-
-
-def is_page_type(content_type: str) -> bool:
-    """Whether an HTTP Content-Type can be a page to clean: HTML, XHTML, plain text and other
-    text that is not code or data, or no type worth the name (the bytes then tell).
-
-    A crawl's WARC holds every response the crawler fetched: style sheets, scripts, images,
-    fonts, feeds and JSON besides the pages. Their text is not a page's, and cleaned as one
-    it put CSS rules and JavaScript into the corpus.
-    """
-    media = content_type.split(";", 1)[0].strip().lower()
-    if media in _UNTYPED or media in ("application/xhtml+xml", "application/xhtml"):
-        return True
-    return media.startswith("text/") and media not in _TEXT_NOT_PAGES
-
-
 def _decode_payload(headers: dict[str, str], payload: bytes) -> bytes:
     """Undoes chunked transfer coding and the content coding where present
     (`decode.undo_content_coding`).
@@ -980,6 +958,7 @@ def _jsonl_document(line: bytes, line_id: str) -> RawDocument:
     raw_id = obj.get("id")
     if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int)):
         raise ValueError(f"id must be a string or an integer, not {type(raw_id).__name__}")
+    status = http_status(obj.get("status"))
     raw_headers = obj.get("headers") or {}
     if not isinstance(raw_headers, dict):
         raise ValueError(f"headers must be an object, not {type(raw_headers).__name__}")
@@ -993,6 +972,7 @@ def _jsonl_document(line: bytes, line_id: str) -> RawDocument:
         url=_str_field(obj, "url") or "",
         headers=headers,
         content_type=_str_field(obj, "content_type"),
+        status=status,
     )
 
 

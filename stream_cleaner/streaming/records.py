@@ -35,7 +35,7 @@ import orjson
 
 from .._native import native_module
 from ..decide import ErrorReason
-from ..decode import BinaryContent, decode_body
+from ..decode import BinaryContent, decode_body, http_status
 from ..document import CleanedDocument, RawDocument
 from ..lm import LanguageModel
 from ..pipeline import clean_document
@@ -87,7 +87,8 @@ class DeadLetterReason:
     """Why an input message ended in the dead-letter topic: a closed set of snake_case strings.
 
     Every `ErrorReason` of the core (a page the core could not clean: ``empty``,
-    ``binary_content``, ``too_large``, ``time_budget``...), plus ``invalid_envelope`` for a JSON
+    ``binary_content``, ``too_large``, ``time_budget``...; ``not_a_page`` for a fetch whose
+    status or Content-Type says it is no page), plus ``invalid_envelope`` for a JSON
     envelope that cannot be read. ``too_large`` is also used for a message value above the
     worker's limit, and ``internal_error`` for a bug anywhere on the way.
     """
@@ -269,9 +270,9 @@ def _decode_input(msg: InputMessage, max_bytes: int) -> RawDocument | DeadLetter
         return _too_large(msg, f"the {kind} has {len(value)} bytes, more than {limit}", doc_id, url)
     if not is_envelope:
         codings = {name: text for name in _CODING_HEADERS if (text := _header_text(msg, name))}
-        return RawDocument(
-            body=value, id=doc_id, url=url, headers=codings, content_type=content_type or None
-        )
+        # a JSON content-type names the envelope format (here with an empty value), not a page's
+        page_type = content_type if content_type and not _is_json(value, content_type) else None
+        return RawDocument(body=value, id=doc_id, url=url, headers=codings, content_type=page_type)
     try:
         doc = _envelope_document(value, doc_id=doc_id, url=url)
     except _InvalidEnvelope as exc:
@@ -372,6 +373,7 @@ def _envelope_document(value: bytes, *, doc_id: str, url: str) -> RawDocument:
         envelope_url = _str_field(obj, "url")
         content_type = _str_field(obj, "content_type")
         headers = _envelope_headers(obj.get("headers"))
+        status = _status_field(obj)
     except _InvalidEnvelope as exc:
         raise exc.name_from(obj) from None
     envelope_id = "" if raw_id is None else str(raw_id).strip()
@@ -381,7 +383,15 @@ def _envelope_document(value: bytes, *, doc_id: str, url: str) -> RawDocument:
         url=envelope_url.strip() or url,
         headers=headers,
         content_type=content_type or None,
+        status=status,
     )
+
+
+def _status_field(obj: Mapping[str, Any]) -> int | None:
+    try:
+        return http_status(obj.get("status"))
+    except ValueError as exc:
+        raise _InvalidEnvelope(str(exc)) from None
 
 
 def _envelope_body(obj: Mapping[str, Any]) -> bytes | str:

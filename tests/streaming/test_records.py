@@ -487,6 +487,42 @@ def test_binary_content_is_a_dead_letter(clean) -> None:
     assert base64.b64decode(dead_letter_value(outcome)["payload"]["base64"]) == pdf
 
 
+def test_fetches_that_are_no_page_are_dead_letters_not_documents(clean) -> None:
+    # a crawler's topic carries every fetch: redirects, error pages, style sheets, JSON
+    for status in (301, 404, 503, "404"):
+        value = envelope(id=f"e-{status}", url="https://example.org/gone", status=200, body=PAGE)
+        value = value.replace(b'"status":200', orjson.dumps({"status": status})[1:-1])
+        outcome = clean(message(value))
+        check_outcome(outcome)
+        assert (outcome.id, outcome.reason) == (f"e-{status}", "not_a_page")
+        assert f"HTTP status {status}" in dead_letter_value(outcome)["detail"]
+    for fields in ({"content_type": "text/css"}, {"headers": {"content-type": "image/png"}},
+                   {"headers": {"Content-Type": "application/json; charset=utf-8"}}):  # fmt: skip
+        asset = envelope(id="asset", status=200, body="a { color: red }", **fields)
+        outcome = clean(message(asset))
+        check_outcome(outcome)
+        assert outcome.reason == "not_a_page"
+        assert "Content-Type" in dead_letter_value(outcome)["detail"]
+    raw = message(b"body { margin: 0 }", key=b"style", headers=(("content-type", b"text/css"),))
+    assert clean(raw).reason == "not_a_page"
+    # pages: 2xx, HTML, XHTML, plain text, no type or an untyped one
+    for status, content_type in ((200, "text/html"), (203, "application/xhtml+xml"),
+                                 ("200", "text/plain"), (None, None),
+                                 (200, "application/octet-stream")):  # fmt: skip
+        fields = {"id": "page", "body": PAGE, "status": status, "content_type": content_type}
+        outcome = clean(message(orjson.dumps(fields)))  # a string status is beyond the schema
+        assert outcome.reason is None and outcome.document is not None, fields
+
+
+@pytest.mark.parametrize("status", ["two hundred", 200.0, True, [200]])
+def test_a_status_that_is_no_integer_is_an_invalid_envelope(status: Any, clean) -> None:
+    fields = {"id": "s", "url": "https://example.org/s", "status": status, "body": PAGE}
+    value = orjson.dumps(fields)
+    outcome = clean(message(value))
+    assert (outcome.id, outcome.reason) == ("s", "invalid_envelope")
+    assert "status must be an integer" in dead_letter_value(outcome)["detail"]
+
+
 def test_time_budget_is_a_dead_letter_without_sentences(clean, settings) -> None:
     tight = settings.with_options(time_budget_seconds=1e-9)
     outcome = clean(message(PAGE_BYTES, key=b"doc-slow"), settings=tight)

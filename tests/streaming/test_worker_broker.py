@@ -121,6 +121,10 @@ def _inputs(input_topic: str) -> list[tuple[bytes | None, bytes | None, list, st
     out.append((None, pdf, [("id", b"binary-1")], "binary_content"))
     out.append((None, b'{"id": "bad-json", "body": ', [("id", b"bad-json"), *json_header],
                 "invalid_envelope"))  # fmt: skip
+    gone = {"id": "gone-1", "url": "https://example.org/gone", "status": 404, "body": _page(250)}
+    out.append((b"gone-1", orjson.dumps(gone), json_header, "not_a_page"))
+    style = b"body { color: red }"
+    out.append((None, style, [("id", b"style-1"), ("content-type", b"text/css")], "not_a_page"))
     big = _page(300).encode() + b"<p>" + b"x" * (MAX_PAGE_BYTES + 10) + b"</p>"
     out.append((None, big, [("id", b"big-1"), html_header], "too_large"))
     return out
@@ -334,12 +338,13 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
             time.sleep(0.2)
         assert _metric(text, "stream_cleaner_documents_received_total") == len(ids)
         assert _metric(text, "stream_cleaner_documents_cleaned_total") == n_docs
-        for reason in ("empty", "binary_content", "invalid_envelope", "too_large"):
-            assert _metric(text, "stream_cleaner_documents_dead_lettered_total", reason=reason) == 1
+        for reason, n in [("empty", 1), ("binary_content", 1), ("invalid_envelope", 1),
+                          ("too_large", 1), ("not_a_page", 2)]:  # fmt: skip
+            assert _metric(text, "stream_cleaner_documents_dead_lettered_total", reason=reason) == n
         assert _metric(text, "stream_cleaner_sentences_kept_total") == sum(
             d["n_kept"] for d in out["documents"]
         )
-        assert n_dead == 4
+        assert n_dead == 6
         assert _metric(text, "stream_cleaner_documents_in_progress") == 0
         assert _metric(text, "stream_cleaner_model_loaded") == 1
         assert _metric(text, "stream_cleaner_stage_duration_seconds_count", stage="publish") >= 1

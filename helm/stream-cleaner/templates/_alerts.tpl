@@ -39,7 +39,7 @@ groups:
             publish failures.
       - alert: StreamCleanerDeadLetterRateHigh
         expr: >-
-          sum by (reason) (rate(stream_cleaner_documents_dead_lettered_total{ {{- $sel -}} }[10m])) > {{ .deadLetterRateThreshold }}
+          sum by (reason) (rate(stream_cleaner_documents_dead_lettered_total{ {{- $sel -}} , reason!="not_a_page"}[10m])) > {{ .deadLetterRateThreshold }}
         for: 10m
         labels:
           severity: warning
@@ -48,7 +48,8 @@ groups:
           description: >-
             More than {{ .deadLetterRateThreshold }} input messages per second end in the
             dead-letter topic with reason {{ "{{" }} $labels.reason {{ "}}" }}. Look at a few with
-            `stream-cleaner tail clean.dead-letter.v1 --max 5`.
+            `stream-cleaner tail clean.dead-letter.v1 --max 5`. (not_a_page, the crawl's
+            redirects, error pages and assets, is traffic rather than a fault: left out.)
       - alert: StreamCleanerWorkerDown
         expr: up{ {{- $sel -}} } == 0
         for: 5m
