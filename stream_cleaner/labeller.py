@@ -661,8 +661,12 @@ class BlockLabeller:
         limit = spec.get("max_sentence_perplexity")
         # the sentence filter the labeller was trained with (None: none)
         self.max_sentence_perplexity = float(limit) if limit else None
-        # HTML5 containers whose blocks are boilerplate whatever the trees say
+        # HTML5 containers whose blocks are boilerplate whatever the trees say: read from
+        # the rows' path_TAG features, or from the blocks' tag paths for a tag without one
         self.boilerplate_containers = tuple(spec.get("boilerplate_containers", ()))
+        columns = [_INDEX.get(f"path_{tag}") for tag in self.boilerplate_containers]
+        self._container_columns = None if None in columns else columns  # own columns first
+        self.reads_tag_paths = bool(self.boilerplate_containers) and None in columns
 
     @classmethod
     def load(cls, path: str | Path) -> BlockLabeller:
@@ -676,10 +680,13 @@ class BlockLabeller:
         return self.trees.raw_scores(features)
 
     def predict(self, features: np.ndarray, tag_paths: Sequence[str] | None = None) -> np.ndarray:
-        """Whether each row is content: score above the trained threshold and, when the rows'
-        ``tag_paths`` are given, not inside one of the ``boilerplate_containers``."""
+        """Whether each row is content: score above the trained threshold and not inside one
+        of the ``boilerplate_containers`` (read from the rows' ``path_TAG`` features, or from
+        their ``tag_paths`` for a tag without one)."""
         content = self.scores(features) > self.threshold
-        if tag_paths is not None and self.boilerplate_containers:
+        if self._container_columns:
+            content &= ~(features[:, self._container_columns] > 0).any(axis=1)
+        elif self.reads_tag_paths and tag_paths is not None:
             content &= ~container_mask(tag_paths, self.boilerplate_containers)
         return content
 
@@ -768,7 +775,9 @@ def label_blocks(
     )
     if labeller.site_features:
         features = np.hstack((features, site_features(site_evidence, len(blocks))))
-    keep = labeller.predict(features, [b.tag_path for b in blocks])
+    keep = labeller.predict(
+        features, [b.tag_path for b in blocks] if labeller.reads_tag_paths else None
+    )
     kinds = block_kinds(blocks)
     if labeller.kind_trees is not None and keep.any():
         kept = np.flatnonzero(keep)

@@ -263,6 +263,18 @@ def test_corpus_mode_drops_prose_inside_html5_boilerplate_containers(
     assert SIDEBAR in doc.text and ARTICLE in doc.text
 
 
+def test_a_container_without_a_path_feature_is_read_from_the_tag_paths(tmp_path, default_model):
+    page = PAGE.replace("</article></div>", f"</article></div><details><p>{SIDEBAR}</p></details>")
+    spec = json.loads(labeller_path("corpus").read_text())
+    spec["boilerplate_containers"] = ["details", "nav"]  # no path_details feature
+    (tmp_path / "details.json").write_text(json.dumps(spec))
+    ruled = CleanerSettings(mode="corpus", labeller_path=str(tmp_path / "details.json"))
+    assert BlockLabeller.load(tmp_path / "details.json").reads_tag_paths
+    assert SIDEBAR not in clean_document(page, settings=ruled, model=default_model).text
+    corpus = CleanerSettings(mode="corpus")
+    assert SIDEBAR in clean_document(page, settings=corpus, model=default_model).text
+
+
 def test_perplexity_mode_keeps_what_the_labeller_drops(default_model):
     paper = clean_document(PAGE, settings=CleanerSettings(mode="perplexity"), model=default_model)
     corpus = clean_document(PAGE, settings=CleanerSettings(mode="corpus"), model=default_model)
