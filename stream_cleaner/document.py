@@ -136,6 +136,8 @@ class CleanedDocument:
             list item), as CleanEval's gold marks them; empty when the page was not parsed.
         language: the page's language (ISO 639-1 code, ``und`` when unsure or not parsed)
             and the identifier's confidence.
+        title: the text of the page's ``<title>`` (`parse.page_title`); ``""`` when it has
+            none, and for plain text.
     """
 
     id: str
@@ -153,6 +155,7 @@ class CleanedDocument:
     error_detail: str | None = None
     block_kinds: tuple[str, ...] = ()
     language: Language = UNDETERMINED
+    title: str = ""
 
     @property
     def n_kept(self) -> int:
@@ -163,6 +166,7 @@ class CleanedDocument:
         out: dict[str, Any] = {
             "id": self.id,
             "url": self.url,
+            "title": self.title,
             "text": self.text,
             "perplexity": self.perplexity,
             "kept_perplexity": self.kept_perplexity,

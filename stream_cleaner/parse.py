@@ -14,6 +14,7 @@ import itertools
 import re
 import time
 from collections.abc import Mapping
+from html import unescape
 from typing import Any
 
 from ._native import native_module
@@ -69,6 +70,13 @@ _LOOKS_LIKE_HTML = re.compile(
 )
 
 
+# The page's <title> (RCDATA: its text runs to the end tag), searched for in the first 64 KiB;
+# one after a <body> start tag is an SVG's or a stray one, not the page's
+_TITLE = re.compile(r"<[tT][iI][tT][lL][eE](?:[\s/][^>]*)?>([^<]*)")
+_BODY_START = re.compile(r"<body[\s/>]", re.IGNORECASE)
+MAX_TITLE_CHARS = 1000
+
+
 class TimeBudgetExceeded(TimeoutError):
     """Parsing went past the document's deadline."""
 
@@ -76,6 +84,16 @@ class TimeBudgetExceeded(TimeoutError):
 def looks_like_html(text: str) -> bool:
     """Whether a text has HTML markup in its first 64 KiB (else it is treated as plain text)."""
     return _LOOKS_LIKE_HTML.search(text, 0, 65536) is not None
+
+
+def page_title(html: str) -> str:
+    """The text of a page's ``<title>``, entities decoded and white space collapsed (at most
+    `MAX_TITLE_CHARS` characters); ``""`` when the page has none before its ``<body>``."""
+    match = _TITLE.search(html, 0, 65536)
+    if match is None or _BODY_START.search(html, 0, match.start()) is not None:
+        return ""
+    text = _INVISIBLE.sub("", unescape(match.group(1)))
+    return " ".join(text.split())[:MAX_TITLE_CHARS]
 
 
 def parse_blocks(

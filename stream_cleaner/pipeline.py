@@ -55,7 +55,13 @@ from .lm import (
     normalize_many,
     score_columns,
 )
-from .parse import TimeBudgetExceeded, looks_like_html, parse_blocks, parse_text_blocks
+from .parse import (
+    TimeBudgetExceeded,
+    looks_like_html,
+    page_title,
+    parse_blocks,
+    parse_text_blocks,
+)
 from .segment import join_kept, split_blocks
 from .settings import CleanerSettings
 from .sites import PageEvidence, SiteTemplates, find_page_url, site_of
@@ -264,6 +270,7 @@ class _Run:
         self.site_evidence: PageEvidence | None = None
         self.labeller_path = settings.labeller_path  # the labeller that decides this page
         self.block_kinds: tuple[str, ...] = ()
+        self.title = ""
         # (total log10 p, tokens, kept log10 p, kept tokens, drops by reason), once decided
         self.totals: tuple[float, int, float, int, dict[str, int]] | None = None
 
@@ -305,6 +312,7 @@ class _Run:
         if _is_plain_text(raw, text):
             blocks = parse_text_blocks(text)
         else:
+            self.title = page_title(text)
             blocks = parse_blocks(text, parser=settings.parser, deadline=self.deadline, utf8=utf8)
         self.n_blocks = len(blocks)
         t = self._lap("parse", t)
@@ -472,6 +480,7 @@ class _Run:
             error_detail=self.error_detail,
             block_kinds=self.block_kinds,
             language=self.language,
+            title=self.title,
         )
 
 

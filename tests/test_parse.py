@@ -9,6 +9,7 @@ from stream_cleaner.parse import (
     extract_text,
     limit_nesting,
     looks_like_html,
+    page_title,
     parse_blocks,
     parse_text_blocks,
 )
@@ -117,6 +118,22 @@ HIDDEN = {
 def test_what_a_browser_would_not_show_is_walked_past(parser, case):
     html, shown = HIDDEN[case]
     assert [block.text for block in parse_blocks(html, parser=parser)] == shown
+
+
+@pytest.mark.parametrize(
+    ("html", "title"),
+    [
+        ("<html><head><TITLE lang=en>Caf&eacute; &amp;\n  Bar\u00ad</TITLE></head>", "Café & Bar"),
+        ("<title>Rivers</title><body><svg><title>An icon</title></svg>", "Rivers"),
+        ("<html><body><svg><title>An icon</title></svg><p>No title of its own</p>", ""),
+        ("<p>No title at all</p>", ""),
+        ("<title>   </title>", ""),
+        ("<titles>Not a title</titles>", ""),
+        ("<title>" + "x" * 5000 + "</title>", "x" * 1000),
+    ],
+)
+def test_page_title(html, title):
+    assert page_title(html) == title
 
 
 def test_the_python_walk_over_lexbor_skips_hidden_elements_as_the_native_one_does():

@@ -179,6 +179,14 @@ def test_a_2xx_page_or_an_untyped_one_is_cleaned(fields):
     assert doc.error is None and doc.text
 
 
+def test_the_title_of_an_html_page_is_kept_beside_its_text():
+    page = ARTICLE.replace("<body>", "<head><title>A walk &amp; a river</title></head><body>")
+    assert clean_document(page, settings=LOOSE).title == "A walk & a river"
+    plain = RawDocument(body="<title>not markup</title> A river.", content_type="text/plain")
+    assert clean_document(plain, settings=LOOSE).title == ""
+    assert clean_document(page, settings=LOOSE).to_dict()["title"] == "A walk & a river"
+
+
 def test_non_html_text_is_cleaned_as_plain_text():
     text = "A river is a natural stream of water.\nBread is a food made from flour.\n"
     doc = clean_document(text.encode(), settings=LOOSE)

@@ -609,6 +609,7 @@ def document_record(doc: CleanedDocument, *, model_id: str | None = None) -> Key
     value = {
         "id": doc.id,
         "url": doc.url,
+        "title": doc.title,
         "text": doc.text,
         "perplexity": doc.perplexity,
         "kept_perplexity": doc.kept_perplexity,

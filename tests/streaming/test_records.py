@@ -198,7 +198,7 @@ def test_envelope_with_text_body(clean) -> None:
     outcome = clean(message(value, key=b"ignored-key"))
     doc = document_value(outcome)
     assert outcome.id == "doc-1"
-    assert doc["url"] == "https://example.org/rivers"
+    assert (doc["url"], doc["title"]) == ("https://example.org/rivers", "Rivers")
     assert "A river is a natural stream of water" in doc["text"]
     assert doc["model_id"] == "tiny-test"
     assert doc["encoding"] is None
