@@ -45,6 +45,8 @@ def envelope_message(source: Source) -> tuple[bytes, bytes, list[tuple[str, byte
         envelope["headers"] = dict(doc.headers)
     if doc.content_type:
         envelope["content_type"] = doc.content_type
+    if doc.status is not None:
+        envelope["status"] = doc.status
     if isinstance(body, str):
         envelope["body"] = body
     else:
@@ -68,6 +70,8 @@ def raw_message(source: Source) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
     )
     if content_type:
         headers.append(("content-type", content_type.encode("utf-8")))
+    if doc.status is not None:
+        headers.append(("status", str(doc.status).encode("ascii")))
     return doc.id.encode("utf-8"), body, headers
 
 

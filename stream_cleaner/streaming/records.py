@@ -59,6 +59,8 @@ DEAD_LETTER_PREFIX_BYTES_DEFAULT: Final = 64 * 1024
 HEADER_ID: Final = "id"
 HEADER_URL: Final = "url"
 HEADER_CONTENT_TYPE: Final = "content-type"
+# the HTTP status of a raw page's fetch, in digits: other than 2xx it is `not_a_page`
+HEADER_STATUS: Final = "status"
 # a raw page still in the codings it came in (gzip, deflate, br, zstd; chunked), as the
 # crawler fetched it: the cleaner undoes them (`decode.undo_content_coding`)
 HEADER_CONTENT_ENCODING: Final = "content-encoding"
@@ -272,7 +274,14 @@ def _decode_input(msg: InputMessage, max_bytes: int) -> RawDocument | DeadLetter
         codings = {name: text for name in _CODING_HEADERS if (text := _header_text(msg, name))}
         # a JSON content-type names the envelope format (here with an empty value), not a page's
         page_type = content_type if content_type and not _is_json(value, content_type) else None
-        return RawDocument(body=value, id=doc_id, url=url, headers=codings, content_type=page_type)
+        return RawDocument(
+            body=value,
+            id=doc_id,
+            url=url,
+            headers=codings,
+            content_type=page_type,
+            status=_header_status(msg),
+        )
     try:
         doc = _envelope_document(value, doc_id=doc_id, url=url)
     except _InvalidEnvelope as exc:
@@ -318,6 +327,15 @@ def _key_text(msg: InputMessage) -> str:
 def _header_text(msg: InputMessage, name: str) -> str:
     value = msg.header(name)
     return value.decode("utf-8", "backslashreplace").strip() if value else ""
+
+
+def _header_status(msg: InputMessage) -> int | None:
+    """The ``status`` header as an integer; ``None`` when absent or not one (a hint, ignored
+    when unreadable rather than refusing the page)."""
+    try:
+        return http_status(_header_text(msg, HEADER_STATUS) or None)
+    except ValueError:
+        return None
 
 
 def _is_json(value: bytes, content_type: str) -> bool:

@@ -44,6 +44,16 @@ def test_both_input_forms_decode_back_to_the_same_page(encode):
         assert got == expected
 
 
+@pytest.mark.parametrize("encode", [envelope_message, raw_message])
+def test_both_input_forms_carry_the_fetch_status(encode):
+    for status in (404, 200, None):
+        key, value, headers = encode(source("<p>x</p>", id="d2", status=status))
+        doc = decode_input(InputMessage("t", 0, 8, key=key, value=value, headers=tuple(headers)))
+        assert isinstance(doc, RawDocument) and doc.status == status
+    bad = InputMessage("t", 0, 9, key=b"d3", value=b"<p>x</p>", headers=(("status", b"x1"),))
+    assert decode_input(bad).status is None  # a raw page's unreadable status: only a hint
+
+
 def test_envelope_sends_non_utf8_bodies_as_base64():
     _, value, _ = envelope_message(source(LATIN1, id="x"))
     assert b'"body_base64"' in value and b'"body"' not in value
