@@ -1,5 +1,6 @@
 """Which HTML5 containers the corpus and article labellers should call boilerplate whatever
-their trees say (a labeller file's ``boilerplate_containers``; `training.BOILERPLATE_CONTAINERS`).
+their trees say (a labeller file's ``boilerplate_containers``;
+`training.BOILERPLATE_CONTAINERS_BY_MODE`).
 
 Measured through `clean_document` on training and validation splits only: CleanEval dev
 (corpus mode's training pages; none holds ``nav``, ``footer`` or ``aside``), Dragnet's train

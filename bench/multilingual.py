@@ -47,7 +47,6 @@ import numpy as np
 
 from stream_cleaner.block_features import (
     BASELINE_FEATURE_NAMES,
-    BOILERPLATE_CONTAINERS,
     FEATURE_NAMES,
     LANGUAGE_FEATURES,
     MULTILINGUAL_FORMAT,
@@ -58,7 +57,7 @@ from stream_cleaner.block_features import (
     page_features,
     top_tags,
 )
-from stream_cleaner.labeller import TreeEnsemble
+from stream_cleaner.labeller import BOILERPLATE_CONTAINERS, TreeEnsemble
 from stream_cleaner.training import TRAIN_PARAMS, export_trees
 
 DATA = Path(__file__).resolve().parent.parent / ".cache" / "data" / "multiboilernet"

@@ -32,11 +32,11 @@ import numpy as np
 from multilingual import FOLDS, THRESHOLDS, VALIDATION, Page, load_set, params_of, scores_of
 
 from stream_cleaner.block_features import (
-    BOILERPLATE_CONTAINERS,
     FEATURE_NAMES,
     TOP_TAGS,
     container_mask,
 )
+from stream_cleaner.labeller import BOILERPLATE_CONTAINERS
 
 SEEDS = 3
 FIRST_SEED = 1

@@ -29,7 +29,7 @@ merged so that the sum is their mean score, since one seed's zero-shot figures s
 0.05); `MultilingualLabeller.predict(blocks)` labels a page.
 
 One rule no English training page can teach: a block whose tag path passes through an HTML5
-``nav``, ``footer`` or ``aside`` is boilerplate (`BOILERPLATE_CONTAINERS`, the model file's
+``nav``, ``footer`` or ``aside`` is boilerplate (`labeller.BOILERPLATE_CONTAINERS`, the model file's
 ``boilerplate_containers``), as in trafilatura or readability. The 2007 CleanEval pages the
 trees learn from predate those tags; on MultiBoilerNet's modern English GoogleTrends train and
 val pages, 0.0-4.9% of their blocks are content, and the rule raises the macro F1 there from
@@ -66,9 +66,6 @@ TOP_TAGS: tuple[str, ...] = tuple(
     "optgroup ol".split()
 )
 _TAG_INDEX = {tag: i for i, tag in enumerate(TOP_TAGS)}
-# Containers whose blocks are boilerplate whatever the trees say (chosen on GoogleTrends
-# train + val, English pages; see the module's docstring).
-BOILERPLATE_CONTAINERS: tuple[str, ...] = ("aside", "footer", "nav")
 _CONTAINER_TAGS = frozenset(
     "div td th table section article main aside nav header footer form ul ol dl body "
     "blockquote center".split()

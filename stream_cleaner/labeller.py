@@ -599,6 +599,12 @@ class TreeEnsemble:
         return values.reshape(len(values), -1, self.num_class).sum(axis=1)
 
 
+# The HTML5 containers whose text trafilatura and readability also drop as boilerplate: the
+# rule of the multilingual labeller and of the corpus labeller (a labeller file's
+# ``boilerplate_containers``; `training.BOILERPLATE_CONTAINERS_BY_MODE`)
+BOILERPLATE_CONTAINERS: tuple[str, ...] = ("aside", "footer", "nav")
+
+
 def container_mask(tag_paths: Sequence[str], containers: Iterable[str]) -> np.ndarray:
     """Whether each tag path passes through one of ``containers`` (a bool per path)."""
     wanted = frozenset(containers)

@@ -30,6 +30,7 @@ from .decode import decode_body
 from .document import Block
 from .evaluate import align_words, dragnet_split, gold_words, read_gold, unwrap_cleaneval
 from .labeller import (
+    BOILERPLATE_CONTAINERS,
     FEATURE_NAMES,
     LABELLER_FORMAT,
     BlockKind,
@@ -78,7 +79,7 @@ NUM_TREES: dict[str, int] = {"corpus": 60, "article": 100}
 # 0.833, MultiBoilerNet's modern GoogleTrends train and val pages 0.758 -> 0.768 and 0.742 ->
 # 0.746, CleanEval dev unchanged. The article trees learnt them from Dragnet's pages: the
 # rule there gives 0.943 -> 0.942 on Dragnet train, so article mode has none.
-BOILERPLATE_CONTAINERS: dict[str, tuple[str, ...]] = {"corpus": ("aside", "footer", "nav")}
+BOILERPLATE_CONTAINERS_BY_MODE: dict[str, tuple[str, ...]] = {"corpus": BOILERPLATE_CONTAINERS}
 CONTENT_SHARE = 0.5  # a block is content when at least this share of its words align
 
 
@@ -527,7 +528,7 @@ def train_labeller(
             each page's site among the training pages); the labeller then reads it when the
             pipeline has site statistics.
         boilerplate_containers: tags whose blocks the labeller calls boilerplate whatever
-            its trees say (default: `BOILERPLATE_CONTAINERS` of the mode).
+            its trees say (default: `BOILERPLATE_CONTAINERS_BY_MODE` of the mode).
 
     Returns:
         The sidecar: sources, page and block counts, threshold and its cross-validated F1.
@@ -536,7 +537,7 @@ def train_labeller(
     num_trees = num_trees or NUM_TREES.get(mode, 150)
     params = MODE_PARAMS.get(mode, {})
     if boilerplate_containers is None:
-        boilerplate_containers = BOILERPLATE_CONTAINERS.get(mode, ())
+        boilerplate_containers = BOILERPLATE_CONTAINERS_BY_MODE.get(mode, ())
     containers = tuple(sorted(set(boilerplate_containers)))
     pages: list[TrainingPage] = []
     for directory, split in sources:

@@ -11,7 +11,6 @@ import pytest
 
 from stream_cleaner.block_features import (
     BASELINE_FEATURE_NAMES,
-    BOILERPLATE_CONTAINERS,
     FEATURE_NAMES,
     LANGUAGE_FEATURES,
     MULTILINGUAL_MODEL,
@@ -23,6 +22,7 @@ from stream_cleaner.block_features import (
     predict_blocks,
     top_tags,
 )
+from stream_cleaner.labeller import BOILERPLATE_CONTAINERS
 from stream_cleaner.parse import parse_blocks
 
 from .conftest import BENCH_DATA
