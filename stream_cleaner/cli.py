@@ -192,6 +192,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "aside,footer,nav for corpus, none for article; '' = none)",
     )
     p.add_argument(
+        "--unscored-log-ppl",
+        type=float,
+        metavar="X",
+        help="the log10 perplexity the features get for sentences no model scores, a page in "
+        "a language without a model (default: 2.5 for article, 2.0 otherwise)",
+    )
+    p.add_argument(
         "--folds",
         type=int,
         default=5,
@@ -906,6 +913,7 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         boilerplate_containers=None
         if args.boilerplate_containers is None
         else [t.strip().lower() for t in args.boilerplate_containers.split(",") if t.strip()],
+        unscored_log_ppl=args.unscored_log_ppl,
     )
     cv = meta["cv_macro_f1"]
     print(

@@ -189,7 +189,8 @@ _NO_PPL = 5.0  # log10 perplexity given to blocks without a scorable token
 # Blocks in a language without a model: their sentences are given this log10 perplexity and
 # no out-of-vocabulary token (`unscored_score`), so that the labeller decides from its other
 # features. Chosen on CleanEval dev scored with no model at all (bench/no_model.py: word F1
-# corpus 0.9567, article 0.8988 at 2.0; 0.9323 and 0.8813 with the unscored value 5.0).
+# corpus 0.9567 at 2.0; 0.9323 with the unscored value 5.0). A labeller file can name its own
+# (``unscored_log_ppl``, `training.UNSCORED_LOG_PPL_BY_MODE`): the article labeller's is 2.5.
 UNSCORED_LOG_PPL = 2.0
 
 _LINK_DENSITY = operator.attrgetter("link_density")
@@ -218,10 +219,11 @@ def _path_info(tag_path: str) -> tuple[tuple[float, ...], str, tuple[str, ...]]:
     return info
 
 
-def unscored_score(n_tokens: int) -> tuple[float, int, int]:
+def unscored_score(n_tokens: int, log_ppl: float | None = None) -> tuple[float, int, int]:
     """The neutral ``(log10_prob, n_tokens, n_oov)`` the labeller sees for a sentence that no
-    model scored (`UNSCORED_LOG_PPL` per token, end of sentence included)."""
-    return (-UNSCORED_LOG_PPL * (n_tokens + 1), n_tokens, 0)
+    model scored: ``log_ppl`` (default `UNSCORED_LOG_PPL`) per token, end of sentence
+    included."""
+    return (-(UNSCORED_LOG_PPL if log_ppl is None else log_ppl) * (n_tokens + 1), n_tokens, 0)
 
 
 def block_features(
@@ -673,6 +675,8 @@ class BlockLabeller:
         columns = [_INDEX.get(f"path_{tag}") for tag in self.boilerplate_containers]
         self._container_columns = None if None in columns else columns  # own columns first
         self.reads_tag_paths = bool(self.boilerplate_containers) and None in columns
+        # the log10 perplexity its features get for sentences no model scored
+        self.unscored_log_ppl = float(spec.get("unscored_log_ppl", UNSCORED_LOG_PPL))
 
     @classmethod
     def load(cls, path: str | Path) -> BlockLabeller:

@@ -11,9 +11,10 @@ language without a model gets no perplexity (``None``; ``log10_prob`` 0, its tok
 counted) and is never dropped as ``high_perplexity``: with no model, the paper's filter has
 nothing to say, so perplexity mode keeps it unless it has no words. Site templates still
 apply, and in corpus/article mode the labeller decides from its language-independent
-features, its perplexity features set to neutral values (`labeller.UNSCORED_LOG_PPL`). In
-corpus mode the multilingual labeller (`block_features`, language-independent features only)
-must also call a block content on such a page (``settings.multilingual_labeller``).
+features, its perplexity features set to a neutral value (the labeller's
+``unscored_log_ppl``). In corpus mode the multilingual labeller (`block_features`,
+language-independent features only) must also call a block content on such a page
+(``settings.multilingual_labeller``).
 """
 
 from __future__ import annotations
@@ -374,9 +375,10 @@ class _Run:
         else:
             features_scores = scores
             if unscored:  # no model, no evidence either way: neutral perplexity features
+                log_ppl = load_labeller(settings.mode, self.labeller_path).unscored_log_ppl
                 log10_probs, n_tokens, n_oovs = map(list, scores)
                 for i in unscored:
-                    log10_probs[i], _, n_oovs[i] = unscored_score(n_tokens[i])
+                    log10_probs[i], _, n_oovs[i] = unscored_score(n_tokens[i], log_ppl)
                 features_scores = (log10_probs, n_tokens, n_oovs)
             content, kinds, labeller = label_blocks(
                 blocks, texts, block_of, features_scores, mode=settings.mode,

@@ -33,6 +33,7 @@ from .labeller import (
     BOILERPLATE_CONTAINERS,
     FEATURE_NAMES,
     LABELLER_FORMAT,
+    UNSCORED_LOG_PPL,
     BlockKind,
     block_features,
     container_mask,
@@ -80,6 +81,15 @@ NUM_TREES: dict[str, int] = {"corpus": 60, "article": 100}
 # 0.746, CleanEval dev unchanged. The article trees learnt them from Dragnet's pages: the
 # rule there gives 0.943 -> 0.942 on Dragnet train, so article mode has none.
 BOILERPLATE_CONTAINERS_BY_MODE: dict[str, tuple[str, ...]] = {"corpus": BOILERPLATE_CONTAINERS}
+# The log10 perplexity a labeller's features get for sentences that no model scored (a page in
+# a language without one), by mode; others take `labeller.UNSCORED_LOG_PPL`. Chosen by
+# bench/no_model.py --oof: the labeller's fold boosters (trained with the English model) on
+# their held-out pages scored with no model, at the labeller's threshold. Article, 2.0 / 2.5 /
+# 3.0 / 3.5: Dragnet train 0.8963 / 0.9093 / 0.9152 / 0.9154, GoogleTrends train 0.8056 /
+# 0.7976 / 0.7816 / 0.7956, and the shipped labeller on GoogleTrends val 0.6994 / 0.7083 /
+# 0.7022 / 0.7001: 2.5 has the best mean of the three sets. Corpus, CleanEval dev: 0.9111 /
+# 0.9094 / 0.9016 / 0.8876, so it keeps 2.0.
+UNSCORED_LOG_PPL_BY_MODE: dict[str, float] = {"article": 2.5}
 CONTENT_SHARE = 0.5  # a block is content when at least this share of its words align
 
 
@@ -507,6 +517,7 @@ def train_labeller(
     pages_dir: str | Path | None = None,
     site_features: bool = False,
     boilerplate_containers: Sequence[str] | None = None,
+    unscored_log_ppl: float | None = None,
 ) -> dict[str, Any]:
     """Train a labeller on page set directories and write it with its sidecar.
 
@@ -529,6 +540,9 @@ def train_labeller(
             pipeline has site statistics.
         boilerplate_containers: tags whose blocks the labeller calls boilerplate whatever
             its trees say (default: `BOILERPLATE_CONTAINERS_BY_MODE` of the mode).
+        unscored_log_ppl: the log10 perplexity the labeller's features get for sentences no
+            model scores (default: `UNSCORED_LOG_PPL_BY_MODE` of the mode, else
+            `labeller.UNSCORED_LOG_PPL`); recorded in the file, read by the pipeline.
 
     Returns:
         The sidecar: sources, page and block counts, threshold and its cross-validated F1.
@@ -539,6 +553,8 @@ def train_labeller(
     if boilerplate_containers is None:
         boilerplate_containers = BOILERPLATE_CONTAINERS_BY_MODE.get(mode, ())
     containers = tuple(sorted(set(boilerplate_containers)))
+    if unscored_log_ppl is None:
+        unscored_log_ppl = UNSCORED_LOG_PPL_BY_MODE.get(mode, UNSCORED_LOG_PPL)
     pages: list[TrainingPage] = []
     for directory, split in sources:
         report = (lambda n, d=directory: progress(d, n)) if progress else None
@@ -575,6 +591,7 @@ def train_labeller(
         "cv_macro_f1": cv_f1,
         "max_sentence_perplexity": max_sentence_perplexity,
         "boilerplate_containers": list(containers),
+        "unscored_log_ppl": unscored_log_ppl,
         "kind_model": kind_booster is not None,
         "site_features": site_features,
         "site_pages": sum(1 for p in pages if p.site) if site_features else None,
@@ -582,7 +599,11 @@ def train_labeller(
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
     spec = _spec(
-        booster, threshold=threshold, mode=mode, max_sentence_perplexity=max_sentence_perplexity
+        booster,
+        threshold=threshold,
+        mode=mode,
+        max_sentence_perplexity=max_sentence_perplexity,
+        unscored_log_ppl=unscored_log_ppl,
     )
     if containers:
         spec["boilerplate_containers"] = list(containers)

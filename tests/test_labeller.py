@@ -154,8 +154,10 @@ def test_training_on_a_tiny_page_set(tmp_path, tiny_model):
     assert meta["pages"] == 12 and meta["content_blocks"] > 0
     assert json.loads(Path(f"{out}.meta.json").read_text())["trained_on"][0]["split"] is None
     assert meta["boilerplate_containers"] == ["aside", "footer", "nav"]  # corpus mode's default
+    assert meta["unscored_log_ppl"] == 2.0
     labeller = BlockLabeller.load(out)
     assert labeller.boilerplate_containers == ("aside", "footer", "nav")
+    assert labeller.unscored_log_ppl == 2.0
     keep = labeller.predict(page.features)
     # the training pages are learned: article and list kept, navigation and footer dropped
     assert list(keep) == list(page.labels)
@@ -310,10 +312,13 @@ def test_train_labeller_and_clean_with_it_end_to_end(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     assert json.loads(Path(f"{out}.meta.json").read_text())["mode"] == "article"
     assert BlockLabeller.load(out).boilerplate_containers == ()  # article mode's default
+    assert BlockLabeller.load(out).unscored_log_ppl == 2.5  # article mode's default
     ruled = tmp_path / "ruled.json"
     assert main([*argv[:-1], str(ruled), "--model", TINY, "--trees", "20", "--folds", "0",
-                 "--boilerplate-containers", "Header, nav"]) == 0  # fmt: skip
+                 "--boilerplate-containers", "Header, nav",
+                 "--unscored-log-ppl", "3"]) == 0  # fmt: skip
     assert BlockLabeller.load(ruled).boilerplate_containers == ("header", "nav")
+    assert BlockLabeller.load(ruled).unscored_log_ppl == 3.0
     capsys.readouterr()
     page = tmp_path / "page.html"
     page.write_text(PAGE)

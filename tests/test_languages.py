@@ -208,6 +208,30 @@ def test_the_labeller_sees_neutral_perplexity_for_unscored_blocks():
     assert sum(len(t) for t in kept) > 0.8 * sum(map(len, PAGES["de"][3]))
 
 
+def test_the_neutral_perplexity_is_the_labellers_own(tmp_path):
+    import json
+
+    from stream_cleaner.labeller import labeller_path, load_labeller
+
+    assert load_labeller("article").unscored_log_ppl == 2.5  # training.UNSCORED_LOG_PPL_BY_MODE
+    assert load_labeller("corpus").unscored_log_ppl == 2.0  # no key: labeller.UNSCORED_LOG_PPL
+    spec = json.loads(labeller_path("article").read_text(encoding="utf-8"))
+    kept = {}
+    for value in (2.0, 2.5):
+        spec["unscored_log_ppl"] = value
+        path = tmp_path / f"article-{value}.json"
+        path.write_text(json.dumps(spec), encoding="utf-8")
+        options = settings("article", labeller_path=str(path))
+        german = clean_document((SAMPLES / "german-news.html").read_bytes(), settings=options)
+        english = clean_document((SAMPLES / "news-article.html").read_bytes(), settings=options)
+        assert german.language.code == "de" and english.language.code == "en"
+        kept[value] = ({s.text for s in german.sentences if s.keep}, english.text)
+    # a page without a model looks less fluent at 2.5: the ad label and the comment notices go
+    assert {"Anzeige", "Bitte beachten Sie unsere Netiquette."} <= kept[2.0][0] - kept[2.5][0]
+    assert kept[2.5][0] < kept[2.0][0]
+    assert kept[2.0][1] == kept[2.5][1]  # a page the English model scores does not change
+
+
 @pytest.mark.parametrize("code", ["de", "zh", "ja", "th", "ar", "ru"])
 def test_corpus_mode_without_a_model_keeps_the_article_and_drops_menu_and_footer(code):
     # the default, multilingual_labeller="auto": the corpus labeller and the multilingual
