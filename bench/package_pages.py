@@ -112,8 +112,10 @@ def download(source: Source) -> Path:
 
 def markdown_text(markdown: str) -> str:
     """Markdown as the plain text a reader sees: no front matter, link targets, images,
-    heading, list or quote markers, emphasis or table pipes."""
+    the inline tags of table cells, heading, list or quote markers, emphasis or table pipes."""
     text = re.sub(r"\A---\n.*?\n---\n", "", markdown, flags=re.S)
+    # domdown writes the links of table cells as HTML
+    text = re.sub(r"</?(?:a|br|span|sup|sub)\b[^>]*>", " ", text)
     text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
     text = re.sub(r"^\s*(#+|[-*+]|\d+\.|>)\s+", "", text, flags=re.M)

@@ -32,9 +32,10 @@ def test_markdown_gold_keeps_the_text_a_reader_sees():
     markdown = (
         "---\ntitle: A page\n---\n## Heading\n\n- **Bold** item with [a link](https://x.example)"
         " ![logo](logo.png)\n1. first\n> quoted | cell |\n"
+        '| T1: <a href="https://x.example">Name</a><br> |\n'
     )
     assert package_pages.markdown_text(markdown).split() == (
-        "Heading Bold item with a link first quoted cell".split()
+        "Heading Bold item with a link first quoted cell T1: Name".split()
     )
 
 
