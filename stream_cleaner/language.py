@@ -166,11 +166,13 @@ class LanguageIdentifier:
                 weight = min(len(text), VOTE_CHARS) * density * found.confidence
                 votes[found.code] = votes.get(found.code, 0.0) + weight
                 confidence[found.code] = max(confidence.get(found.code, 0.0), found.confidence)
-            size += len(text)
+                # only blocks that tell a language use up the sample: a long block of code or
+                # of tags leaves the vote to the next ones
+                size += len(text)
             if size >= SAMPLE_CHARS:
                 break
             if (
-                size == len(text) >= VOTE_CHARS  # the first block, a whole sample
+                size == len(text) >= VOTE_CHARS  # the first voting block, a whole sample
                 and found.confidence >= CONFIDENT_VOTE
                 and letters >= MIN_PAGE_LETTERS
             ):

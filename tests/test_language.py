@@ -78,6 +78,15 @@ def test_the_vote_stops_at_a_long_block_the_model_is_sure_of():
     assert counting.texts[:2] == [PAGES["de"], PAGES["en"]]
 
 
+def test_a_long_block_that_tells_no_language_leaves_the_vote_to_the_next():
+    # a blog post whose longest block is code: the prose below it decides
+    code = "import os; from django.conf import settings; " * 20
+    assert identifier().identify(code, max_chars=VOTE_CHARS).code == UNKNOWN
+    more_english = "The committee will publish its report on the new railway line next spring."
+    page, codes = identifier().identify_page([code, PAGES["en"], more_english])
+    assert page.code == "en" and codes == ["en", "en", "en"]
+
+
 def test_text_without_letters_is_undetermined():
     assert identifier().identify("12:30 --- 4,50 € | * * *").code == UNKNOWN
     page, codes = identifier().identify_page(["---", "123"])
