@@ -70,10 +70,13 @@ _LOOKS_LIKE_HTML = re.compile(
 )
 
 
-# The page's <title> (RCDATA: its text runs to the end tag), searched for in the first 64 KiB;
-# one after a <body> start tag is an SVG's or a stray one, not the page's
+# The page's <title> (RCDATA: its text runs to the end tag), searched for in the first 64 KiB,
+# or in the first MiB when no <body> starts in those (a head full of inline scripts and
+# styles); one after a <body> start tag is an SVG's or a stray one, not the page's
 _TITLE = re.compile(r"<[tT][iI][tT][lL][eE](?:[\s/][^>]*)?>([^<]*)")
 _BODY_START = re.compile(r"<body[\s/>]", re.IGNORECASE)
+_TITLE_WINDOW = 65536
+_MAX_HEAD_CHARS = 1 << 20
 MAX_TITLE_CHARS = 1000
 
 
@@ -89,7 +92,9 @@ def looks_like_html(text: str) -> bool:
 def page_title(html: str) -> str:
     """The text of a page's ``<title>``, entities decoded and white space collapsed (at most
     `MAX_TITLE_CHARS` characters); ``""`` when the page has none before its ``<body>``."""
-    match = _TITLE.search(html, 0, 65536)
+    match = _TITLE.search(html, 0, _TITLE_WINDOW)
+    if match is None and _BODY_START.search(html, 0, _TITLE_WINDOW) is None:
+        match = _TITLE.search(html, 0, _MAX_HEAD_CHARS)
     if match is None or _BODY_START.search(html, 0, match.start()) is not None:
         return ""
     text = _INVISIBLE.sub("", unescape(match.group(1)))

@@ -130,6 +130,9 @@ def test_what_a_browser_would_not_show_is_walked_past(parser, case):
         ("<title>   </title>", ""),
         ("<titles>Not a title</titles>", ""),
         ("<title>" + "x" * 5000 + "</title>", "x" * 1000),
+        # a head of inline scripts longer than the first 64 KiB
+        ("<head><script>" + "var a;" * 20000 + "</script><title>Late</title>", "Late"),
+        ("<head></head><body>" + "<p>x</p>" * 10000 + "<svg><title>Icon</title></svg>", ""),
     ],
 )
 def test_page_title(html, title):
