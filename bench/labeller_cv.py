@@ -16,7 +16,6 @@ those figures, never tune on them.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import time
 from collections.abc import Sequence
@@ -37,6 +36,7 @@ from stream_cleaner.training import (
     cross_validate,
     load_training_pages,
     macro_f1,
+    page_folds,
 )
 
 SMALL = {"num_leaves": 7, "max_depth": 4}
@@ -108,7 +108,7 @@ def crf_cross_validate(pages: list, columns: list[int], folds: int) -> list[np.n
             for row in bins.tolist()
         ]
 
-    fold_of = [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % folds for p in pages]
+    fold_of = page_folds(pages, folds)
     keeps: list[np.ndarray] = [np.zeros(0, dtype=bool)] * len(pages)
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(folds):

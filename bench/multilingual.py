@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import sys
 import time
@@ -58,7 +57,7 @@ from stream_cleaner.block_features import (
     top_tags,
 )
 from stream_cleaner.labeller import BOILERPLATE_CONTAINERS, TreeEnsemble
-from stream_cleaner.training import TRAIN_PARAMS, export_trees
+from stream_cleaner.training import TRAIN_PARAMS, export_trees, page_folds
 
 DATA = Path(__file__).resolve().parent.parent / ".cache" / "data" / "multiboilernet"
 # MultiBoilerNet's zero-shot macro F1 (train on English CleanEval), and English-only BoilerNet's
@@ -277,7 +276,7 @@ def grid() -> list[tuple[str, int, float, tuple[int, ...]]]:
 def choose(pages: list[Page], mats: list[np.ndarray]) -> Choice:
     """Boosting, leaves, feature fraction, trees and threshold with the best cross-validated
     macro F1 (page folds; ties keep the first tried: gbdt before dart, fewer leaves and trees)."""
-    fold = [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % FOLDS for p in pages]
+    fold = page_folds(pages, FOLDS)
     best: Choice = ("gbdt", 0, 0.0, 0, 0.0, -1.0)
     GRID_CV.clear()
     for boosting, leaves, fraction, tree_counts in grid():

@@ -23,7 +23,6 @@ set here that is not a test set, that model's pair was better, so it stayed.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from multilingual import params_of, spec_of
 
 from stream_cleaner.block_features import FEATURE_NAMES, MULTILINGUAL_MODEL, block_features
 from stream_cleaner.labeller import TreeEnsemble
-from stream_cleaner.training import load_training_pages, macro_f1
+from stream_cleaner.training import load_training_pages, macro_f1, page_folds
 
 GRID = [(leaves, trees) for leaves in (7, 15) for trees in (50, 100, 200)]
 THRESHOLDS = np.round(np.arange(-2.0, 2.01, 0.25), 2)
@@ -60,7 +59,7 @@ def main() -> None:
 
     pages = load_training_pages(DEV)
     mats = [block_features(p.blocks) for p in pages]
-    fold = [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % FOLDS for p in pages]
+    fold = page_folds(pages, FOLDS)
     best = (0, 0, 0.0, -1.0)
     for leaves, trees in GRID:
         oof: list[np.ndarray] = [np.zeros(0)] * len(pages)

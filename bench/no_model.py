@@ -22,7 +22,6 @@ bench/googletrends_pages.py).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 
@@ -107,7 +106,7 @@ def out_of_fold(mode: str) -> None:
     pages = [page for _, set_pages in sets for page in set_pages]
     spec = json.loads(labeller.labeller_path(mode).read_text(encoding="utf-8"))
     threshold, containers = spec["threshold"], spec.get("boilerplate_containers", ())
-    fold_of = [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % FOLDS for p in pages]
+    fold_of = training.page_folds(pages, FOLDS)
     boosters = []
     for k in range(FOLDS):
         train = [p for p, fold in zip(pages, fold_of, strict=True) if fold != k]

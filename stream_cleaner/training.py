@@ -418,6 +418,11 @@ def macro_f1(
     return float(np.mean(f1s)) if f1s else 0.0
 
 
+def page_folds(pages: Sequence[Any], folds: int) -> list[int]:
+    """Each page's fold, from a hash of its name: the same split in every run and script."""
+    return [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % folds for p in pages]
+
+
 def cross_validate(
     pages: Sequence[TrainingPage],
     *,
@@ -430,7 +435,7 @@ def cross_validate(
     hash); ``extra`` pages are added to every fold's training set."""
     from .labeller import BlockLabeller
 
-    fold_of = [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % folds for p in pages]
+    fold_of = page_folds(pages, folds)
     out: list[np.ndarray] = [np.zeros(0)] * len(pages)
     for k in range(folds):
         train = [p for p, f in zip(pages, fold_of, strict=True) if f != k] + list(extra)
