@@ -256,6 +256,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "Dragnet (default: all)",
     )
     p.add_argument("--limit", type=int, metavar="N", help="only the first N pages")
+    p.add_argument(
+        "--gold-comments",
+        action="store_true",
+        help="count the readers' comments after a Dragnet gold file's '!@#$%%^&*() COMMENTS' "
+        "line as gold too (default: the article alone, Dragnet's main-content task)",
+    )
     p.add_argument("--outputs", metavar="DIR", help="score the NAME.txt files of DIR instead")
     p.add_argument(
         "--missing",
@@ -980,7 +986,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise ValueError("--limit must be at least 1")
-    pages = evaluate.read_pages(args.path, layout=args.layout, split=args.split, limit=args.limit)
+    pages = evaluate.read_pages(
+        args.path,
+        layout=args.layout,
+        split=args.split,
+        limit=args.limit,
+        gold_comments=args.gold_comments,
+    )
     with_gold = [page for page in pages if page.gold is not None]
     if not with_gold:
         raise ValueError(f"no page of {args.path} has a gold file")

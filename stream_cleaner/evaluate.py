@@ -41,6 +41,10 @@ _URL_LINE = re.compile(r"\A\ufeff?URL:[^\n]*(\n|\Z)")
 _CLEANEVAL_HEADER = re.compile(rb"\A(?:\xef\xbb\xbf)?<text\b[^\n]*>\r?\n")
 _CLEANEVAL_ID = re.compile(rb'\bid="([^"]*)"')
 _CLEANEVAL_FOOTER = re.compile(rb"</text>\s*\Z")
+# Dragnet's gold files hold the article and then, on 414 of its 1,381 pages, a line that
+# starts "!@#$%^&*()" (mostly "!@#$%^&*()  COMMENTS") and the readers' comments. Its
+# main-content task scores the article alone.
+_COMMENTS_LINE = re.compile(r"^!?!@#\$%\^&\*\(\)[^\n]*$", re.MULTILINE)
 
 # Share of Dragnet pages held out for testing; nothing is ever tuned on them.
 DRAGNET_TEST_PERCENT = 30
@@ -366,13 +370,23 @@ def unwrap_cleaneval(data: bytes) -> tuple[str, bytes]:
     return url, body
 
 
-def read_gold(path: Path) -> str | None:
-    """A gold file's text with its ``URL:`` line removed; ``None`` when it does not exist."""
+def read_gold(path: Path, *, comments: bool = False) -> str | None:
+    """A gold file's text with its ``URL:`` line removed; ``None`` when it does not exist.
+
+    A Dragnet gold file that goes on with readers' comments (after its ``!@#$%^&*() COMMENTS``
+    line) gives the article only, or with ``comments`` the article and the comments.
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
-    return _URL_LINE.sub("", decode_text(data).lstrip("\ufeff"), count=1)
+    text = _URL_LINE.sub("", decode_text(data).lstrip("\ufeff"), count=1)
+    found = _COMMENTS_LINE.search(text)
+    if found is None:
+        return text
+    if comments:
+        return text[: found.start()] + text[found.end() :]
+    return text[: found.start()]
 
 
 def detect_layout(root: Path) -> str:
@@ -384,7 +398,12 @@ def detect_layout(root: Path) -> str:
 
 
 def read_pages(
-    root: Path | str, *, layout: str = "auto", split: str = "all", limit: int | None = None
+    root: Path | str,
+    *,
+    layout: str = "auto",
+    split: str = "all",
+    limit: int | None = None,
+    gold_comments: bool = False,
 ) -> list[Page]:
     """Read a benchmark folder: ``root/html/NAME.html`` with gold in ``root/gold/NAME.txt``.
 
@@ -395,6 +414,8 @@ def read_pages(
         split: ``"all"``, or ``"train"``/``"test"`` of the fixed hash split
             (:func:`dragnet_split`).
         limit: read only the first N pages (after the split).
+        gold_comments: count the readers' comments of a Dragnet gold file as gold too
+            (`read_gold`).
 
     Returns:
         The pages in name order (numeric names numerically), gold ``None`` where missing.
@@ -418,7 +439,8 @@ def read_pages(
         url = ""
         if layout == "cleaneval":
             url, raw = unwrap_cleaneval(raw)
-        pages.append(Page(path.stem, url, raw, read_gold(root / "gold" / f"{path.stem}.txt")))
+        gold = read_gold(root / "gold" / f"{path.stem}.txt", comments=gold_comments)
+        pages.append(Page(path.stem, url, raw, gold))
         if limit is not None and len(pages) >= limit:
             break
     return pages

@@ -16,6 +16,7 @@ from stream_cleaner.evaluate import (
     detect_layout,
     levenshtein_similarity,
     read_cleaneval,
+    read_gold,
     read_outputs,
     read_pages,
     score_outputs,
@@ -164,6 +165,32 @@ def test_generic_reader_keeps_bytes_as_they_are():
     train = read_pages(EVAL / "generic", split="train")
     test = read_pages(EVAL / "generic", split="test")
     assert sorted(p.name for p in train + test) == ["alpha", "beta"]
+
+
+def test_dragnet_gold_is_the_article_without_its_comments(tmp_path):
+    # Dragnet's gold files go on with the readers' comments after a separator line
+    (tmp_path / "html").mkdir()
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "html" / "7.html").write_bytes(b"<p>A tide table.</p><p>Nice post!</p>")
+    gold = "A tide table.\n\n!@#$%^&*() COMMENTS\n\nNice post!\n"
+    (tmp_path / "gold" / "7.txt").write_text(gold)
+    assert read_gold(tmp_path / "gold" / "7.txt") == "A tide table.\n\n"
+    both = read_gold(tmp_path / "gold" / "7.txt", comments=True)
+    assert both == "A tide table.\n\n\n\nNice post!\n"
+    assert [p.gold for p in read_pages(tmp_path)] == ["A tide table.\n\n"]
+    assert [p.gold for p in read_pages(tmp_path, gold_comments=True)] == [both]
+    # the command scores an output that keeps the comment against either gold
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "7.txt").write_text("A tide table. Nice post!")
+    figures = tmp_path / "figures.json"
+    args = ["evaluate", str(tmp_path), "--outputs", str(tmp_path / "out"), "--json", str(figures)]
+    assert main(args) == 0
+    assert json.loads(figures.read_text())["alignment_macro"]["p"] == pytest.approx(3 / 5)
+    assert main([*args, "--gold-comments"]) == 0
+    assert json.loads(figures.read_text())["alignment_macro"]["f1"] == pytest.approx(1.0)
+    # the separator counts only as a line of its own
+    (tmp_path / "gold" / "7.txt").write_text("Press !@#$%^&*() COMMENTS to reply.\n")
+    assert read_gold(tmp_path / "gold" / "7.txt") == "Press !@#$%^&*() COMMENTS to reply.\n"
 
 
 def test_readers_fail_clearly():
