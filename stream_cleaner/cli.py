@@ -218,6 +218,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "wherever the cleaner keeps site statistics (clean --site-aware, the worker's site "
         "templates)",
     )
+    p.add_argument(
+        "--class-features",
+        action="store_true",
+        help="also learn from the words of the class and id attributes on each block's tag "
+        "path (comment, related, share, nav, sidebar, ad...)",
+    )
     _add_model_option(p)
 
     p = commands.add_parser(
@@ -916,6 +922,7 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         progress=progress if args.verbose else None,
         pages_dir=args.pages_dir,
         site_features=args.site_features,
+        class_features=args.class_features,
         boilerplate_containers=None
         if args.boilerplate_containers is None
         else [t.strip().lower() for t in args.boilerplate_containers.split(",") if t.strip()],

@@ -59,6 +59,10 @@ class Block:
         link_density: the share of the block's characters that sit inside ``<a>`` elements.
         in_link, in_heading, in_list, in_table, in_form: whether ``tag_path`` passes through
             such an element.
+        class_words: what the class and id attributes on ``tag_path`` say, 4 bits for each
+            group of `parse.CLASS_WORD_GROUPS` (group ``g`` in bits ``4g`` to ``4g + 3``): how
+            many levels up from the block's element is the nearest element whose class or id
+            holds a word of the group (1: that element itself; at most 15), 0 when none.
     """
 
     index: int
@@ -72,6 +76,7 @@ class Block:
     in_list: bool
     in_table: bool
     in_form: bool
+    class_words: int = 0
 
 
 @dataclass(slots=True)

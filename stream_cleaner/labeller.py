@@ -32,6 +32,7 @@ import numpy as np
 
 from ._native import native_module
 from .document import Block
+from .parse import CLASS_GROUP_NAMES, CLASS_MAX_LEVELS
 from .sites import PageEvidence
 
 MODELS_DIR = Path(__file__).parent / "models"
@@ -180,6 +181,15 @@ SITE_FEATURE_NAMES: tuple[str, ...] = (
     "site_log_pages",
     "site_share@-1",
     "site_share@+1",
+)
+# What the class and id attributes on a block's tag path say (`Block.class_words`), appended
+# for labellers trained with them (``class_features`` in their file), before any site
+# features: per group of `parse.CLASS_WORD_GROUPS` (and "any"), how many levels up the nearest
+# element naming it is (16 when none: farther than any), and the share of the page's blocks
+# with any class or id on their path (0 on a page written without them).
+CLASS_FEATURE_NAMES: tuple[str, ...] = (
+    *(f"class_{name}" for name in CLASS_GROUP_NAMES),
+    "page_class_share",
 )
 _INDEX = {name: i for i, name in enumerate(_OWN_FEATURES)}
 _CONTEXT_INDEX = np.array([_INDEX[name] for name in _CONTEXT_FEATURES])
@@ -498,6 +508,20 @@ def site_features(evidence: PageEvidence | None, n: int) -> np.ndarray:
     return out
 
 
+def class_features(blocks: Sequence[Block]) -> np.ndarray:
+    """The `CLASS_FEATURE_NAMES` columns of a page's blocks."""
+    n = len(blocks)
+    out = np.empty((n, len(CLASS_FEATURE_NAMES)))
+    if n == 0:
+        return out
+    codes = np.fromiter((b.class_words for b in blocks), dtype=np.uint64, count=n)
+    shifts = np.arange(len(CLASS_GROUP_NAMES), dtype=np.uint64) * np.uint64(4)
+    levels = ((codes[:, None] >> shifts) & np.uint64(CLASS_MAX_LEVELS)).astype(np.float64)
+    out[:, :-1] = np.where(levels > 0, levels, CLASS_MAX_LEVELS + 1)
+    out[:, -1] = (levels[:, -1] > 0).mean()
+    return out
+
+
 _HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 _LIST_TAGS = frozenset(("li", "dd", "dt"))
 _NOT_LIST_TAGS = frozenset(("p", "div"))  # blocks of these tags in a list are paragraphs
@@ -656,9 +680,13 @@ class BlockLabeller:
     def __init__(self, spec: dict[str, Any]) -> None:
         if spec.get("format") != LABELLER_FORMAT:
             raise ValueError(f"unsupported labeller format {spec.get('format')!r}")
-        # whether it reads site evidence (`SITE_FEATURE_NAMES` after `FEATURE_NAMES`)
+        # whether it reads the class and id words (`CLASS_FEATURE_NAMES` after
+        # `FEATURE_NAMES`) and site evidence (`SITE_FEATURE_NAMES` last)
+        self.class_features = bool(spec.get("class_features", False))
         self.site_features = bool(spec.get("site_features", False))
-        if tuple(spec["features"]) != feature_names(site_features=self.site_features):
+        if tuple(spec["features"]) != feature_names(
+            site_features=self.site_features, class_features=self.class_features
+        ):
             raise ValueError("the labeller was trained on other features; retrain it")
         self.mode = spec.get("mode", "")
         self.threshold = float(spec["threshold"])
@@ -711,10 +739,14 @@ class BlockLabeller:
         return [classes[i] for i in best.tolist()]
 
 
-def feature_names(*, site_features: bool = False) -> tuple[str, ...]:
-    """The columns a labeller reads: `FEATURE_NAMES`, then `SITE_FEATURE_NAMES` if it uses
-    site evidence."""
-    return FEATURE_NAMES + SITE_FEATURE_NAMES if site_features else FEATURE_NAMES
+def feature_names(*, site_features: bool = False, class_features: bool = False) -> tuple[str, ...]:
+    """The columns a labeller reads: `FEATURE_NAMES`, then `CLASS_FEATURE_NAMES` if it reads
+    class and id words, then `SITE_FEATURE_NAMES` if it uses site evidence."""
+    return (
+        FEATURE_NAMES
+        + (CLASS_FEATURE_NAMES if class_features else ())
+        + (SITE_FEATURE_NAMES if site_features else ())
+    )
 
 
 _labellers: dict[str, BlockLabeller] = {}
@@ -783,8 +815,13 @@ def label_blocks(
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
+    extra = [class_features(blocks)] if labeller.class_features else []
     if labeller.site_features:
-        features = np.hstack((features, site_features(site_evidence, len(blocks))))
+        extra.append(site_features(site_evidence, len(blocks)))
+    if extra:
+        # column-major, as ``features`` is when built natively (the tree walk reads the
+        # transpose of the rows without a copy)
+        features = np.concatenate([features.T, *(e.T for e in extra)]).T
     keep = labeller.predict(
         features, [b.tag_path for b in blocks] if labeller.reads_tag_paths else None
     )

@@ -9,11 +9,12 @@ stack.
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import unescape
 from typing import Any
 
@@ -50,6 +51,96 @@ HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 LIST_TAGS = frozenset("li ul ol dl dt dd menu dir".split())
 TABLE_TAGS = frozenset("table td th tr tbody thead tfoot caption".split())
 FORM_TAGS = frozenset("form select option optgroup button label textarea input fieldset".split())
+
+# What a page's class and id attributes say about the elements they name, as readability and
+# trafilatura read them: groups of words, each found anywhere in an attribute's value (ASCII,
+# any case), or with "^" only at the start of a word of it, or with "=" only as a whole word
+# (words: runs of ASCII letters and digits). A block's `Block.class_words` tells, per group,
+# how far up its tag path the nearest element with such a word is; the last group, "any",
+# stands for any class or id at all. The article labeller learns from them which containers
+# hold comments, related links, share buttons... (`labeller.class_features`).
+CLASS_WORD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("comment", ("comment", "disqus", "repl", "respond", "discuss", "community", "remark")),
+    ("related", ("related", "recommend", "outbrain", "taboola", "popular", "trending",
+                 "read-next", "readmore", "more-stories", "also-")),
+    ("share", ("share", "sharing", "social", "follow", "tweet", "facebook", "twitter", "print",
+               "bookmark")),
+    ("nav", ("nav", "menu", "breadcrumb", "pagination", "pager", "skip")),
+    ("sidebar", ("sidebar", "widget", "aside", "rail")),
+    ("footer", ("footer", "copyright", "legal", "bottom")),
+    ("header", ("header", "masthead", "banner", "topbar", "logo")),
+    ("ad", ("=ad", "=ads", "^advert", "^sponsor", "^promo", "=dfp")),
+    ("overlay", ("cookie", "consent", "gdpr", "newsletter", "subscribe", "signup", "modal",
+                 "popup", "overlay", "paywall")),
+    ("meta", ("meta", "byline", "author", "date", "time", "publish", "tags", "categor")),
+    ("content", ("article", "content", "entry", "post", "story", "body", "text", "main",
+                 "hentry", "blog")),
+    ("media", ("caption", "figure", "media", "gallery", "credit", "photo", "image", "video")),
+    ("title", ("title", "headline", "heading")),
+)  # fmt: skip
+CLASS_GROUP_NAMES: tuple[str, ...] = (*(name for name, _ in CLASS_WORD_GROUPS), "any")
+CLASS_ANY = len(CLASS_WORD_GROUPS)  # the group bit of any class or id
+CLASS_MAX_LEVELS = 15  # a group's 4 bits in `Block.class_words`
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+@functools.lru_cache(maxsize=8192)
+def class_groups(value: str) -> int:
+    """The groups of `CLASS_WORD_GROUPS` (bit ``g`` for group ``g``) whose words an attribute
+    value holds; `_native/lexbor_walk.pyx` matches the same way over lexbor's bytes."""
+    value = value.translate(_ASCII_LOWER)
+    found = 0
+    for group, (_, words) in enumerate(CLASS_WORD_GROUPS):
+        for entry in words:
+            rule, word = (entry[0], entry[1:]) if entry[0] in "^=" else ("", entry)
+            at = value.find(word)
+            while at >= 0:
+                end = at + len(word)
+                if not rule or (
+                    (at == 0 or value[at - 1] not in _ASCII_ALNUM)
+                    and (rule == "^" or end == len(value) or value[end] not in _ASCII_ALNUM)
+                ):
+                    found |= 1 << group
+                    break
+                at = value.find(word, at + 1)
+            if found >> group & 1:
+                break
+    return found
+
+
+def element_class_groups(tag: str, attributes: Mapping[str, str | None]) -> int:
+    """`class_groups` of an element's class and id, with the `CLASS_ANY` bit when it has
+    either with a value. Those of ``html`` and ``body`` are left out: they name the page
+    (WordPress's "single-post comments-open", feature flags), not a part of it."""
+    if tag in ("html", "body"):
+        return 0
+    found = 0
+    for name in ("class", "id"):
+        value = attributes.get(name)
+        if value:
+            found |= class_groups(value) | 1 << CLASS_ANY
+    return found
+
+
+def class_words(groups: Sequence[int]) -> int:
+    """`Block.class_words` of a block whose tag path's elements have ``groups`` (root
+    first; the last one is the block's element)."""
+    code = seen = 0
+    depth = len(groups)
+    for i in range(depth - 1, -1, -1):
+        new = groups[i] & ~seen
+        if new:
+            levels = min(depth - i, CLASS_MAX_LEVELS)
+            seen |= new
+            group = 0
+            while new:
+                if new & 1:
+                    code |= levels << (4 * group)
+                new >>= 1
+                group += 1
+    return code
+
 
 MAX_NESTING_DEPTH = 512
 _NESTING_SCAN_TAGS = 8192
@@ -132,7 +223,7 @@ def parse_blocks(
         if fast is not None:
             return fast.walk_blocks(
                 document, Block, BLOCK_TAGS, SKIP_TAGS, HEADING_TAGS, LIST_TAGS, TABLE_TAGS,
-                FORM_TAGS, deadline, TimeBudgetExceeded,
+                FORM_TAGS, deadline, TimeBudgetExceeded, CLASS_WORD_GROUPS,
             )  # fmt: skip
         root = document.root
     elif parser == "html5lib":
@@ -241,6 +332,8 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
     """
     blocks: list[Block] = []
     stack: list[str] = [root.tag]
+    groups: list[int] = [element_class_groups(root.tag, root.attributes)]  # `element_class_groups`
+    path_groups: list[int] = []
     block_stack: list[str] = ["html"]
     open_nodes: list[Any] = [root]
     parts: list[str] = []
@@ -260,6 +353,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
         parts.clear()
         if text:
             key = tuple(path[:lca])
+            code = class_words(path_groups[:lca])
             info = path_info.get(key)
             if info is None:
                 info = path_info[key] = (
@@ -280,6 +374,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
                     info[1],
                     link_chars / n_chars if n_chars else 0.0,
                     *info[2:],
+                    code,
                 )
             )
         n_chars = link_chars = 0
@@ -291,6 +386,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
     while True:
         if node is None:  # the children of open_nodes[-1] are done: close it
             tag = stack.pop()
+            groups.pop()
             if tag in block_tags:
                 if parts:
                     flush()
@@ -316,6 +412,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
                 if lca < 0:
                     lca = depth
                     path = stack[:]
+                    path_groups = groups[:]
                     block_tag = block_stack[-1]
                 elif low < lca:
                     lca = low
@@ -338,6 +435,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
             elif tag == "a":
                 link_depth += 1
             push(tag)
+            groups.append(element_class_groups(tag, node.attributes))
             open_node(node)
             node = node.child
             continue

@@ -36,6 +36,7 @@ from .labeller import (
     UNSCORED_LOG_PPL,
     BlockKind,
     block_features,
+    class_features,
     container_mask,
     feature_names,
     site_features,
@@ -206,6 +207,13 @@ def prepare_page(
     return page
 
 
+def add_class_features(pages: Sequence[TrainingPage]) -> None:
+    """Append `CLASS_FEATURE_NAMES` (what the class and id attributes say) to every page's
+    features; before `add_site_features`, whose columns come last."""
+    for page in pages:
+        page.features = np.hstack((page.features, class_features(page.blocks)))
+
+
 def add_site_features(pages: Sequence[TrainingPage]) -> None:
     """Append `SITE_FEATURE_NAMES` to every page's features: what the other pages of its site
     among ``pages`` say about its blocks (each page left out of its own evidence, as a stream
@@ -355,7 +363,7 @@ def fit_trees(
     import lightgbm
 
     x, y, w = stack(pages)
-    names = feature_names(site_features=x.shape[1] > len(FEATURE_NAMES))
+    names = feature_names(**feature_groups(x.shape[1]))
     data = lightgbm.Dataset(x, y, weight=w, feature_name=list(names), free_raw_data=True)
     return lightgbm.train({**TRAIN_PARAMS, **(params or {})}, data, num_boost_round=num_trees)
 
@@ -496,13 +504,24 @@ def fit_kinds(pages: Sequence[TrainingPage], *, num_trees: int = KIND_TREES) -> 
     return lightgbm.train(params, data, num_boost_round=num_trees)
 
 
+def feature_groups(width: int) -> dict[str, bool]:
+    """Which optional feature groups (`feature_names`'s flags) a feature matrix of ``width``
+    columns has."""
+    for classes in (False, True):
+        for sites in (False, True):
+            flags = {"class_features": classes, "site_features": sites}
+            if len(feature_names(**flags)) == width:
+                return flags
+    raise ValueError(f"no labeller reads {width} features")
+
+
 def _spec(booster: Any, *, threshold: float, mode: str, **meta: Any) -> dict[str, Any]:
-    with_sites = booster.num_feature() > len(FEATURE_NAMES)
+    flags = feature_groups(booster.num_feature())
     return {
         "format": LABELLER_FORMAT,
         "mode": mode,
-        "features": list(feature_names(site_features=with_sites)),
-        "site_features": with_sites,
+        "features": list(feature_names(**flags)),
+        **flags,
         "threshold": threshold,
         **export_trees(booster),
         **meta,
@@ -521,6 +540,7 @@ def train_labeller(
     progress: Callable[[str, int], None] | None = None,
     pages_dir: str | Path | None = None,
     site_features: bool = False,
+    class_features: bool = False,
     boilerplate_containers: Sequence[str] | None = None,
     unscored_log_ppl: float | None = None,
 ) -> dict[str, Any]:
@@ -543,6 +563,8 @@ def train_labeller(
         site_features: also learn from site evidence (`add_site_features`: the other pages of
             each page's site among the training pages); the labeller then reads it when the
             pipeline has site statistics.
+        class_features: also learn from the words of the class and id attributes on each
+            block's tag path (`add_class_features`).
         boilerplate_containers: tags whose blocks the labeller calls boilerplate whatever
             its trees say (default: `BOILERPLATE_CONTAINERS_BY_MODE` of the mode).
         unscored_log_ppl: the log10 perplexity the labeller's features get for sentences no
@@ -569,6 +591,8 @@ def train_labeller(
             )
         else:
             pages += load_training_pages(directory, split=split, model=model, progress=report)
+    if class_features:
+        add_class_features(pages)
     if site_features:
         add_site_features(pages)
     threshold, cv_f1 = 0.0, None
@@ -598,6 +622,7 @@ def train_labeller(
         "boilerplate_containers": list(containers),
         "unscored_log_ppl": unscored_log_ppl,
         "kind_model": kind_booster is not None,
+        "class_features": class_features,
         "site_features": site_features,
         "site_pages": sum(1 for p in pages if p.site) if site_features else None,
         "language_model": model.id,

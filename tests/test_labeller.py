@@ -209,7 +209,8 @@ def test_tree_evaluation_matches_lightgbm(tmp_path, tiny_model):
 def test_many_rows_are_scored_in_bounded_chunks_with_the_same_result(default_model):
     from stream_cleaner import labeller as module
 
-    _, x = _features(PAGE, default_model)
+    blocks, x = _features(PAGE, default_model)
+    x = np.hstack((x, module.class_features(blocks)))  # the article labeller reads them too
     many = np.vstack([x] * 2000)  # 22,000 blocks
     labeller = module.load_labeller("article")
     expected = np.tile(labeller.scores(x), 2000)

@@ -48,6 +48,7 @@ def _walks(html: str):
     fast = native_module("lexbor_walk").walk_blocks(
         LexborHTMLParser(html), Block, parse.BLOCK_TAGS, parse.SKIP_TAGS, parse.HEADING_TAGS,
         parse.LIST_TAGS, parse.TABLE_TAGS, parse.FORM_TAGS, None, parse.TimeBudgetExceeded,
+        parse.CLASS_WORD_GROUPS,
     )  # fmt: skip
     return reference, fast
 
@@ -69,9 +70,16 @@ def test_native_walk_keeps_custom_tags_to_their_page(native):
     # other tag sets: li a heading, no tables
     args = (Block, parse.BLOCK_TAGS, parse.SKIP_TAGS, {"li"}, parse.LIST_TAGS, set(), set())
     blocks = native_module("lexbor_walk").walk_blocks(
-        LexborHTMLParser(pages[0]), *args, None, parse.TimeBudgetExceeded
+        LexborHTMLParser(pages[0]), *args, None, parse.TimeBudgetExceeded, parse.CLASS_WORD_GROUPS
     )
     assert [(b.text, b.in_heading) for b in blocks if b.text == "four"] == [("four", True)]
+    # other class words: group 0 "box" anywhere, group 1 the whole word "x", then "any"
+    html = '<div class="Boxed"><p id="a-X-1">one</p><p class="xy">two</p></div><p class=z>3</p>'
+    groups = (("box", ("box",)), ("x", ("=x",)))
+    blocks = native_module("lexbor_walk").walk_blocks(
+        LexborHTMLParser(html), *args, None, parse.TimeBudgetExceeded, groups
+    )
+    assert [b.class_words for b in blocks] == [0x112, 0x102, 0x100]
 
 
 def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
@@ -181,7 +189,7 @@ def test_native_walk_decodes_text_nodes_as_python_does(native):
         fast = native["lexbor_walk"].walk_blocks(
             LexborHTMLParser(body), Block, parse.BLOCK_TAGS, parse.SKIP_TAGS,
             parse.HEADING_TAGS, parse.LIST_TAGS, parse.TABLE_TAGS, parse.FORM_TAGS, None,
-            parse.TimeBudgetExceeded,
+            parse.TimeBudgetExceeded, parse.CLASS_WORD_GROUPS,
         )  # fmt: skip
         assert fast == reference, body
 
@@ -429,7 +437,7 @@ def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, mo
         assert trees.complete is not None  # depth 7 (article) and 4 (corpus)
         feature, split, leaf_value = trees.complete
         for rows in (0, 1, 3, 4, 7, 8, 9, 131):
-            features = rng.normal(scale=3.0, size=(rows, len(labeller.FEATURE_NAMES)))
+            features = rng.normal(scale=3.0, size=(rows, trees._columns_read))
             features[::5, 7] = np.nan  # NaN goes left in both
             features[1::4] = np.inf
             fast = native["trees"].leaf_values(
@@ -478,7 +486,7 @@ def test_native_leaf_sums_add_as_numpy_does(native, monkeypatch):
     for mode in ("corpus", "article"):
         shipped = labeller.load_labeller(mode)
         for trees in [shipped.trees] + ([shipped.kind_trees] if shipped.kind_trees else []):
-            features = rng.normal(scale=3.0, size=(301, len(labeller.FEATURE_NAMES)))
+            features = rng.normal(scale=3.0, size=(301, trees._columns_read))
             fast = trees.raw_scores(features)
             with monkeypatch.context() as patched:
                 patched.setattr(labeller, "native_module", lambda name: None)
@@ -563,7 +571,9 @@ def test_native_block_kinds_equal_the_reference(native, monkeypatch):
 
     def shouting(*values):
         made = Shouting.__new__(Shouting)
-        for field, value in zip(dataclasses.fields(Block), values, strict=True):
+        fields = dataclasses.fields(Block)
+        values += tuple(field.default for field in fields[len(values) :])
+        for field, value in zip(fields, values, strict=True):
             getattr(Block, field.name).__set__(made, value)  # its slots, under the property
         return made
 

@@ -4,8 +4,10 @@ import pytest
 
 from stream_cleaner.decode import decode_body
 from stream_cleaner.parse import (
+    CLASS_GROUP_NAMES,
     MAX_NESTING_DEPTH,
     TimeBudgetExceeded,
+    class_groups,
     extract_text,
     limit_nesting,
     looks_like_html,
@@ -52,6 +54,40 @@ def test_blocks_text_tags_and_paths(parser):
     assert [(b.text, b.tag, b.tag_path) for b in blocks] == EXPECTED
     assert [b.index for b in blocks] == list(range(len(EXPECTED)))
     assert all(b.depth == len(b.tag_path.split()) for b in blocks)
+
+
+def _groups(code: int) -> dict[str, int]:
+    """`Block.class_words` by group name: levels up to the nearest element naming it."""
+    found = {name: code >> 4 * g & 15 for g, name in enumerate(CLASS_GROUP_NAMES)}
+    return {name: levels for name, levels in found.items() if levels}
+
+
+def test_class_words_are_found_by_their_rules():
+    group = {name: 1 << g for g, name in enumerate(CLASS_GROUP_NAMES)}
+    assert class_groups("CommentList") == group["comment"]  # anywhere, any case
+    assert class_groups("ad ad-slot") == class_groups("top-ADS") == group["ad"]  # whole word
+    assert class_groups("advertisement_box") == group["ad"]  # at the start of a word
+    assert class_groups("header load badge xadvert") == group["header"]  # "ad" inside words
+    assert class_groups("post-content share-bar") == group["content"] | group["share"]
+    assert class_groups("") == class_groups("x1 y2") == 0
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_class_words_say_how_far_up_the_path_each_group_is(parser):
+    html = """<html class="comment"><body class="single-post comments-open">
+    <div id="main"><article class="post"><p>Article text.</p></article>
+    <section id="comments"><ol class="comment-list"><li class="comment">
+    <div class="comment-body"><p>Nice post!</p></div></li></ol></section>
+    <p>Loose <span class="ad">text</span></p></div></body></html>"""
+    blocks = {b.text: b for b in parse_blocks(html, parser=parser)}
+    # html's and body's classes name the page, not a part of it: left out
+    assert _groups(blocks["Article text."].class_words) == {
+        "content": 2, "any": 2,  # article.post, one level above the p
+    }  # fmt: skip
+    assert _groups(blocks["Nice post!"].class_words) == {
+        "comment": 2, "content": 2, "any": 2,  # div.comment-body ("post" in "comment-body")
+    }  # fmt: skip
+    assert _groups(blocks["Loose text"].class_words) == {"content": 2, "any": 2}  # div#main
 
 
 @pytest.mark.parametrize("parser", ["lexbor", "html5lib"])

@@ -10,12 +10,12 @@ arrays of tag ids, and the blocks are made by writing their slots (`sentences.ma
 `parse._walk` stays the reference: tests check that both give the same blocks.
 """
 
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memchr, memcpy
-from libc.stdint cimport uintptr_t
+from libc.stdint cimport uint32_t, uint64_t, uintptr_t
 from selectolax.lexbor cimport (
     LXB_DOM_NODE_TYPE_ELEMENT,
     LXB_DOM_NODE_TYPE_TEXT,
@@ -50,6 +50,8 @@ cdef extern from "lexbor/dom/interfaces/element.h":
         _Attr *first_attr
 
     enum: LXB_DOM_ATTR_STYLE
+    enum: LXB_DOM_ATTR_CLASS
+    enum: LXB_DOM_ATTR_ID
     enum: LXB_DOM_ATTR__LAST_ENTRY
 
 
@@ -121,6 +123,144 @@ cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
     return dialog and not is_open
 
 
+cdef inline lxb_char_t _lower(lxb_char_t c) noexcept nogil:
+    return c | 32 if 65 <= c <= 90 else c
+
+
+cdef inline bint _alnum(lxb_char_t c) noexcept nogil:
+    c = _lower(c)
+    return (97 <= c <= 122) or (48 <= c <= 57)
+
+
+cdef class _ClassWords:
+    """`parse.CLASS_WORD_GROUPS` as C arrays, bucketed by first letter: `match` finds the
+    groups of an attribute value as `parse.class_groups` does."""
+
+    cdef list keep  # the words' bytes, owning what `words` points into
+    cdef const char **words
+    cdef size_t *lengths
+    cdef int *groups
+    cdef int *rules  # 0 anywhere, 1 at the start of a word, 2 a whole word
+    cdef int bucket[27]  # words starting with letter i: bucket[i] <= k < bucket[i + 1]
+    cdef uint32_t any_bit
+
+    def __init__(self, tuple word_groups):
+        entries = []
+        for group, (_, words) in enumerate(word_groups):
+            for entry in words:
+                rule = {"^": 1, "=": 2}.get(entry[0], 0)
+                word = (entry[1:] if rule else entry).encode("ascii")
+                if not word or not (97 <= word[0] <= 122):
+                    raise ValueError(f"a class word must start with a lower-case letter: {entry!r}")
+                entries.append((word, group, rule))
+        entries.sort(key=lambda e: e[0][0])
+        n = len(entries)
+        self.keep = [e[0] for e in entries]
+        self.words = <const char **> PyMem_Malloc(max(n, 1) * sizeof(char *))
+        self.lengths = <size_t *> PyMem_Malloc(max(n, 1) * sizeof(size_t))
+        self.groups = <int *> PyMem_Malloc(max(n, 1) * sizeof(int))
+        self.rules = <int *> PyMem_Malloc(max(n, 1) * sizeof(int))
+        if not (self.words and self.lengths and self.groups and self.rules):
+            raise MemoryError()
+        for k in range(n):
+            self.words[k] = <const char *> (<bytes> self.keep[k])
+            self.lengths[k] = len(<bytes> self.keep[k])
+            self.groups[k] = entries[k][1]
+            self.rules[k] = entries[k][2]
+        k = 0
+        for i in range(27):
+            while k < n and entries[k][0][0] - 97 < i:
+                k += 1
+            self.bucket[i] = k
+        self.any_bit = 1u << len(word_groups)
+
+    def __cinit__(self):
+        self.words = NULL
+        self.lengths = NULL
+        self.groups = NULL
+        self.rules = NULL
+
+    def __dealloc__(self):
+        PyMem_Free(<void *> self.words)
+        PyMem_Free(self.lengths)
+        PyMem_Free(self.groups)
+        PyMem_Free(self.rules)
+
+    cdef uint32_t match(self, const lxb_char_t *s, size_t n) noexcept nogil:
+        cdef uint32_t found = 0
+        cdef size_t i, j, length
+        cdef int k
+        cdef lxb_char_t c
+        cdef const char *word
+        for i in range(n):
+            c = _lower(s[i])
+            if c < 97 or c > 122:
+                continue
+            for k in range(self.bucket[c - 97], self.bucket[c - 96]):
+                length = self.lengths[k]
+                if i + length > n or found >> self.groups[k] & 1:
+                    continue
+                word = self.words[k]
+                j = 1
+                while j < length and _lower(s[i + j]) == <lxb_char_t> word[j]:
+                    j += 1
+                if j < length:
+                    continue
+                if self.rules[k] and i > 0 and _alnum(s[i - 1]):
+                    continue
+                if self.rules[k] == 2 and i + length < n and _alnum(s[i + length]):
+                    continue
+                found |= 1u << self.groups[k]
+        return found
+
+    cdef uint32_t element(self, lxb_dom_node_t *node) noexcept nogil:
+        """`parse.element_class_groups` of an element."""
+        cdef _Attr *attr = (<_Element *> node).first_attr
+        cdef uint32_t found = 0
+        if node.local_name == LXB_TAG_HTML or node.local_name == LXB_TAG_BODY:
+            return 0
+        while attr != NULL:
+            if ((attr.node.local_name == LXB_DOM_ATTR_CLASS
+                 or attr.node.local_name == LXB_DOM_ATTR_ID)
+                    and attr.value != NULL and attr.value.length):
+                found |= self.match(attr.value.data, attr.value.length) | self.any_bit
+            attr = attr.next
+        return found
+
+
+_CLASS_WORDS = {}
+
+
+cdef _ClassWords _class_words(tuple word_groups):
+    found = _CLASS_WORDS.get(word_groups)
+    if found is None:
+        if len(_CLASS_WORDS) >= 16:
+            _CLASS_WORDS.clear()
+        found = _CLASS_WORDS[word_groups] = _ClassWords(word_groups)
+    return <_ClassWords> found
+
+
+cdef uint64_t _class_code(const uint32_t *groups, Py_ssize_t depth) noexcept nogil:
+    """`parse.class_words` of a tag path's element groups."""
+    cdef uint64_t code = 0
+    cdef uint32_t seen = 0, new
+    cdef Py_ssize_t i
+    cdef uint64_t levels
+    cdef int group
+    for i in range(depth - 1, -1, -1):
+        new = groups[i] & ~seen
+        if new:
+            levels = depth - i if depth - i < 15 else 15
+            seen |= new
+            group = 0
+            while new:
+                if new & 1:
+                    code |= levels << (4 * group)
+                new >>= 1
+                group += 1
+    return code
+
+
 cdef enum:
     IS_SKIP = 1
     IS_BLOCK = 2
@@ -130,6 +270,8 @@ cdef enum:
 cdef extern from "lexbor/tag/const.h":
     enum: LXB_TAG__LAST_ENTRY
     enum: LXB_TAG_DIALOG
+    enum: LXB_TAG_HTML
+    enum: LXB_TAG_BODY
 
 
 cdef class _Standard:
@@ -363,6 +505,8 @@ cdef class _Walk:
     cdef int *open_kinds
     cdef PyObject **block_stack  # names of the open block elements, borrowed from `tags`
     cdef uintptr_t *path  # the open elements' ids at the block's first text node
+    cdef uint32_t *open_groups  # the open elements' class word groups (`_ClassWords.element`)
+    cdef uint32_t *path_groups  # and those at the block's first text node
     cdef Py_ssize_t n_open, n_block_stack, capacity
     cdef _Words words
     cdef bint has_text  # the block has a text node that is not all white space
@@ -378,6 +522,8 @@ cdef class _Walk:
         self.open_kinds = NULL
         self.block_stack = NULL
         self.path = NULL
+        self.open_groups = NULL
+        self.path_groups = NULL
         self.words.out = NULL
         self.words.capacity = 0
 
@@ -387,6 +533,8 @@ cdef class _Walk:
         PyMem_Free(self.open_kinds)
         PyMem_Free(self.block_stack)
         PyMem_Free(self.path)
+        PyMem_Free(self.open_groups)
+        PyMem_Free(self.path_groups)
         PyMem_Free(self.words.out)
 
     cdef int grow(self) except -1:
@@ -413,6 +561,14 @@ cdef class _Walk:
         if p == NULL:
             raise MemoryError()
         self.path = <uintptr_t *> p
+        p = PyMem_Realloc(self.open_groups, capacity * sizeof(uint32_t))
+        if p == NULL:
+            raise MemoryError()
+        self.open_groups = <uint32_t *> p
+        p = PyMem_Realloc(self.path_groups, capacity * sizeof(uint32_t))
+        if p == NULL:
+            raise MemoryError()
+        self.path_groups = <uint32_t *> p
         self.capacity = capacity
         return 0
 
@@ -485,6 +641,7 @@ cdef class _Walk:
             )
             for i in range(2, 7):
                 (<list> columns[4 + i]).append((<tuple> info)[i])
+            (<list> columns[11]).append(_class_code(self.path_groups, lca))
         self.words.at = 0
         self.words.in_word = False
         self.has_text = False
@@ -494,7 +651,7 @@ cdef class _Walk:
 
 
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
-                table_tags, form_tags, deadline, timeout_error):
+                table_tags, form_tags, deadline, timeout_error, tuple class_word_groups):
     """The blocks of a parsed page, exactly as `parse._walk` cuts them.
 
     The text nodes' UTF-8 is decoded and white-space collapsed straight into the block's text
@@ -509,6 +666,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
             `parse`.
         deadline: a ``time.monotonic()`` instant, or None.
         timeout_error: the exception class raised past the deadline.
+        class_word_groups: `parse.CLASS_WORD_GROUPS`.
     """
     cdef _Walk walk = _Walk()
     cdef tuple path_sets = (
@@ -517,6 +675,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     cdef _TagTable tags = _TagTable(
         _standard(frozenset(block_tags), frozenset(skip_tags), path_sets)
     )
+    cdef _ClassWords class_words = _class_words(class_word_groups)
     cdef lxb_dom_node_t *root
     cdef lxb_dom_node_t *node
     cdef Py_ssize_t link_depth = 0, count = 0, low = 0, depth, n
@@ -532,7 +691,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     walk.list_tags = (path_sets[1],)
     walk.table_tags = (path_sets[2],)
     walk.form_tags = (path_sets[3],)
-    walk.columns = [[] for _ in range(11)]
+    walk.columns = [[] for _ in range(12)]
     walk.lca = -1
     walk.block_tag = ""
     if parser.document == NULL:
@@ -544,6 +703,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     walk.open_nodes[0] = root
     walk.open_ids[0] = root.local_name
     walk.open_kinds[0] = tags.kind(root.local_name)
+    walk.open_groups[0] = class_words.element(root)
     walk.n_open = 1
     walk.block_stack[0] = <PyObject *> _HTML
     walk.n_block_stack = 1
@@ -587,6 +747,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                 if walk.lca < 0:
                     walk.lca = depth
                     memcpy(walk.path, walk.open_ids, depth * sizeof(uintptr_t))
+                    memcpy(walk.path_groups, walk.open_groups, depth * sizeof(uint32_t))
                     walk.block_tag = <object> walk.block_stack[walk.n_block_stack - 1]
                 elif low < walk.lca:
                     walk.lca = low
@@ -612,6 +773,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                 walk.open_nodes[walk.n_open] = node
                 walk.open_ids[walk.n_open] = tag_id
                 walk.open_kinds[walk.n_open] = kind
+                walk.open_groups[walk.n_open] = class_words.element(node)
                 walk.n_open += 1
                 node = node.first_child
                 continue
