@@ -25,6 +25,8 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
+
 from stream_cleaner import CleanerSettings, labeller, pipeline, training
 from stream_cleaner.evaluate import clean_pages, read_pages, score_outputs
 
@@ -85,10 +87,11 @@ def in_sample(path: str) -> None:
             )
 
 
-def neutral_features(page: training.TrainingPage, value: float):
-    """The page's features with every sentence unscored, at ``value``."""
+def neutral_features(page: training.TrainingPage, value: float, *, classes: bool = False):
+    """The page's features with every sentence unscored, at ``value`` (and the class and id
+    words' columns after them with ``classes``)."""
     neutral = [labeller.unscored_score(n, value) for n in page.n_tokens]
-    return labeller.block_features(
+    features = labeller.block_features(
         page.blocks,
         page.sentences,
         page.block_of,
@@ -96,6 +99,9 @@ def neutral_features(page: training.TrainingPage, value: float):
         n_tokens=page.n_tokens,
         n_oov=[s[2] for s in neutral],
     )
+    if classes:
+        features = np.hstack((features, labeller.class_features(page.blocks)))
+    return features
 
 
 def out_of_fold(mode: str) -> None:
@@ -106,6 +112,9 @@ def out_of_fold(mode: str) -> None:
     pages = [page for _, set_pages in sets for page in set_pages]
     spec = json.loads(labeller.labeller_path(mode).read_text(encoding="utf-8"))
     threshold, containers = spec["threshold"], spec.get("boilerplate_containers", ())
+    classes = bool(spec.get("class_features"))  # the boosters read what the labeller reads
+    if classes:
+        training.add_class_features(pages)
     fold_of = training.page_folds(pages, FOLDS)
     boosters = []
     for k in range(FOLDS):
@@ -121,7 +130,9 @@ def out_of_fold(mode: str) -> None:
     for value in (None, *CANDIDATES):
         keeps = []
         for page, fold, mask in zip(pages, fold_of, allowed, strict=True):
-            features = page.features if value is None else neutral_features(page, value)
+            features = (
+                page.features if value is None else neutral_features(page, value, classes=classes)
+            )
             keeps.append((boosters[fold].scores(features) > threshold) & mask)
         row, start = [], 0
         for _, set_pages in sets:
