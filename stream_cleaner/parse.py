@@ -123,7 +123,11 @@ def element_class_groups(tag: str, attributes: Mapping[str, str | None]) -> int:
     return found
 
 
-def class_words(groups: Sequence[int]) -> int:
+def _no_class_groups(tag: str, attributes: Mapping[str, str | None]) -> int:
+    return 0
+
+
+def _class_words(groups: Sequence[int]) -> int:
     """`Block.class_words` of a block whose tag path's elements have ``groups`` (root
     first; the last one is the block's element)."""
     code = seen = 0
@@ -198,6 +202,7 @@ def parse_blocks(
     parser: str = "lexbor",
     deadline: float | None = None,
     utf8: bytes | None = None,
+    class_words: bool = True,
 ) -> list[Block]:
     """Cut a page into text blocks in reading order.
 
@@ -208,6 +213,8 @@ def parse_blocks(
             `TimeBudgetExceeded`.
         utf8: ``html`` in UTF-8, when the caller has it (`decode.Decoded.utf8`): lexbor reads
             it as it is instead of an encoding of ``html``.
+        class_words: find `Block.class_words`; ``False`` leaves them 0 and saves the
+            matching, for a caller whose labeller does not read them.
 
     Returns:
         The blocks with their text, tag path, depth, link density and container flags.
@@ -223,14 +230,15 @@ def parse_blocks(
         if fast is not None:
             return fast.walk_blocks(
                 document, Block, BLOCK_TAGS, SKIP_TAGS, HEADING_TAGS, LIST_TAGS, TABLE_TAGS,
-                FORM_TAGS, deadline, TimeBudgetExceeded, CLASS_WORD_GROUPS,
+                FORM_TAGS, deadline, TimeBudgetExceeded,
+                CLASS_WORD_GROUPS if class_words else None,
             )  # fmt: skip
         root = document.root
     elif parser == "html5lib":
         root = _html5lib_root(limited, deadline)
     else:
         raise ValueError(f"unknown parser {parser!r}")
-    return _walk(root, deadline) if root is not None else []
+    return _walk(root, deadline, class_words=class_words) if root is not None else []
 
 
 def hidden_by_style(style: str | None) -> bool:
@@ -315,7 +323,7 @@ def extract_text(html: str, *, parser: str = "lexbor") -> str:
     return "\n".join(block.text for block in parse_blocks(html, parser=parser))
 
 
-def _walk(root: Any, deadline: float | None) -> list[Block]:
+def _walk(root: Any, deadline: float | None, *, class_words: bool = True) -> list[Block]:
     """Cut blocks out of a parsed page, depth first, without recursion.
 
     For lexbor, ``_native/lexbor_walk.pyx`` does the same over lexbor's C structs when it is
@@ -332,7 +340,9 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
     """
     blocks: list[Block] = []
     stack: list[str] = [root.tag]
-    groups: list[int] = [element_class_groups(root.tag, root.attributes)]  # `element_class_groups`
+    # `element_class_groups` of the open elements (0 without ``class_words``)
+    element_groups = element_class_groups if class_words else _no_class_groups
+    groups: list[int] = [element_groups(root.tag, root.attributes)]
     path_groups: list[int] = []
     block_stack: list[str] = ["html"]
     open_nodes: list[Any] = [root]
@@ -353,7 +363,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
         parts.clear()
         if text:
             key = tuple(path[:lca])
-            code = class_words(path_groups[:lca])
+            code = _class_words(path_groups[:lca])
             info = path_info.get(key)
             if info is None:
                 info = path_info[key] = (
@@ -435,7 +445,7 @@ def _walk(root: Any, deadline: float | None) -> list[Block]:
             elif tag == "a":
                 link_depth += 1
             push(tag)
-            groups.append(element_class_groups(tag, node.attributes))
+            groups.append(element_groups(tag, node.attributes))
             open_node(node)
             node = node.child
             continue

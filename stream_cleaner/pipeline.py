@@ -182,7 +182,8 @@ def observe_site(
         if site and text.strip() and not _is_plain_text(raw, text):
             # the page's identity is the URL it was fetched from, never one it declares:
             # pages of a site often all name its home page (canonical, og:url, base href)
-            sites.observe(site, parse_blocks(text, parser=settings.parser), url=raw.url)
+            blocks = parse_blocks(text, parser=settings.parser, class_words=False)
+            sites.observe(site, blocks, url=raw.url)
             return site
     except (BinaryContent, TimeBudgetExceeded):
         pass
@@ -238,6 +239,18 @@ def _site_labeller(settings: CleanerSettings) -> str | None:
     if path is None and labeller and load_labeller(settings.mode, labeller).site_features:
         path = labeller
     return path
+
+
+@functools.lru_cache(maxsize=64)
+def _reads_class_words(settings: CleanerSettings, with_sites: bool) -> bool:
+    """Whether a labeller that may decide a page under ``settings`` reads `Block.class_words`
+    (the walk looks for them only then: `parse_blocks`'s ``class_words``)."""
+    if settings.mode == "perplexity":
+        return False
+    if load_labeller(settings.mode, settings.labeller_path).class_features:
+        return True
+    site_labeller = _site_labeller(settings) if with_sites else None
+    return site_labeller is not None and load_labeller(settings.mode, site_labeller).class_features
 
 
 class _Run:
@@ -314,7 +327,13 @@ class _Run:
             blocks = parse_text_blocks(text)
         else:
             self.title = page_title(text)
-            blocks = parse_blocks(text, parser=settings.parser, deadline=self.deadline, utf8=utf8)
+            blocks = parse_blocks(
+                text,
+                parser=settings.parser,
+                deadline=self.deadline,
+                utf8=utf8,
+                class_words=_reads_class_words(settings, self.sites is not None),
+            )
         self.n_blocks = len(blocks)
         t = self._lap("parse", t)
         if not blocks:

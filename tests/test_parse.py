@@ -88,6 +88,10 @@ def test_class_words_say_how_far_up_the_path_each_group_is(parser):
         "comment": 2, "content": 2, "any": 2,  # div.comment-body ("post" in "comment-body")
     }  # fmt: skip
     assert _groups(blocks["Loose text"].class_words) == {"content": 2, "any": 2}  # div#main
+    # a caller whose labeller does not read them is spared the matching: all 0, else the same
+    without = parse_blocks(html, parser=parser, class_words=False)
+    assert [b.class_words for b in without] == [0] * len(without)
+    assert [b.text for b in without] == list(blocks)
 
 
 @pytest.mark.parametrize("parser", ["lexbor", "html5lib"])

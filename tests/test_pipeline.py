@@ -403,3 +403,16 @@ def test_dragnet_split_is_fixed_and_holds_out_about_thirty_percent() -> None:
     assert dragnet_split("100.html") == dragnet_split("gold/100.txt")
     splits = [dragnet_split(f"{n}.html") for n in range(2000)]
     assert 0.25 < splits.count("test") / len(splits) < 0.35
+
+
+def test_the_walk_looks_for_class_words_only_when_a_labeller_reads_them():
+    from stream_cleaner.labeller import labeller_path
+    from stream_cleaner.pipeline import _reads_class_words
+
+    assert not _reads_class_words(CleanerSettings(mode="perplexity"), True)
+    assert not _reads_class_words(CleanerSettings(mode="corpus"), True)
+    assert _reads_class_words(CleanerSettings(mode="article"), False)
+    corpus_reading_article = CleanerSettings(
+        mode="corpus", labeller_path=str(labeller_path("article"))
+    )
+    assert _reads_class_words(corpus_reading_article, False)

@@ -241,7 +241,7 @@ cdef _ClassWords _class_words(tuple word_groups):
 
 
 cdef uint64_t _class_code(const uint32_t *groups, Py_ssize_t depth) noexcept nogil:
-    """`parse.class_words` of a tag path's element groups."""
+    """`parse._class_words` of a tag path's element groups."""
     cdef uint64_t code = 0
     cdef uint32_t seen = 0, new
     cdef Py_ssize_t i
@@ -651,7 +651,7 @@ cdef class _Walk:
 
 
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
-                table_tags, form_tags, deadline, timeout_error, tuple class_word_groups):
+                table_tags, form_tags, deadline, timeout_error, class_word_groups):
     """The blocks of a parsed page, exactly as `parse._walk` cuts them.
 
     The text nodes' UTF-8 is decoded and white-space collapsed straight into the block's text
@@ -666,7 +666,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
             `parse`.
         deadline: a ``time.monotonic()`` instant, or None.
         timeout_error: the exception class raised past the deadline.
-        class_word_groups: `parse.CLASS_WORD_GROUPS`.
+        class_word_groups: `parse.CLASS_WORD_GROUPS`, or None to leave every block's
+            ``class_words`` 0 without reading an attribute.
     """
     cdef _Walk walk = _Walk()
     cdef tuple path_sets = (
@@ -675,7 +676,9 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     cdef _TagTable tags = _TagTable(
         _standard(frozenset(block_tags), frozenset(skip_tags), path_sets)
     )
-    cdef _ClassWords class_words = _class_words(class_word_groups)
+    cdef _ClassWords class_words = (
+        _class_words(class_word_groups) if class_word_groups is not None else None
+    )
     cdef lxb_dom_node_t *root
     cdef lxb_dom_node_t *node
     cdef Py_ssize_t link_depth = 0, count = 0, low = 0, depth, n
@@ -703,7 +706,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     walk.open_nodes[0] = root
     walk.open_ids[0] = root.local_name
     walk.open_kinds[0] = tags.kind(root.local_name)
-    walk.open_groups[0] = class_words.element(root)
+    walk.open_groups[0] = class_words.element(root) if class_words is not None else 0
     walk.n_open = 1
     walk.block_stack[0] = <PyObject *> _HTML
     walk.n_block_stack = 1
@@ -773,7 +776,9 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                 walk.open_nodes[walk.n_open] = node
                 walk.open_ids[walk.n_open] = tag_id
                 walk.open_kinds[walk.n_open] = kind
-                walk.open_groups[walk.n_open] = class_words.element(node)
+                walk.open_groups[walk.n_open] = (
+                    class_words.element(node) if class_words is not None else 0
+                )
                 walk.n_open += 1
                 node = node.first_child
                 continue
