@@ -87,9 +87,9 @@ def in_sample(path: str) -> None:
             )
 
 
-def neutral_features(page: training.TrainingPage, value: float, *, classes: bool = False):
-    """The page's features with every sentence unscored, at ``value`` (and the class and id
-    words' columns after them with ``classes``)."""
+def neutral_features(page: training.TrainingPage, value: float):
+    """The page's features with every sentence unscored, at ``value``; the columns after
+    `labeller.FEATURE_NAMES` (class and id words), which no score enters, as they are."""
     neutral = [labeller.unscored_score(n, value) for n in page.n_tokens]
     features = labeller.block_features(
         page.blocks,
@@ -99,9 +99,7 @@ def neutral_features(page: training.TrainingPage, value: float, *, classes: bool
         n_tokens=page.n_tokens,
         n_oov=[s[2] for s in neutral],
     )
-    if classes:
-        features = np.hstack((features, labeller.class_features(page.blocks)))
-    return features
+    return np.hstack((features, page.features[:, len(labeller.FEATURE_NAMES) :]))
 
 
 def out_of_fold(mode: str) -> None:
@@ -112,8 +110,7 @@ def out_of_fold(mode: str) -> None:
     pages = [page for _, set_pages in sets for page in set_pages]
     spec = json.loads(labeller.labeller_path(mode).read_text(encoding="utf-8"))
     threshold, containers = spec["threshold"], spec.get("boilerplate_containers", ())
-    classes = bool(spec.get("class_features"))  # the boosters read what the labeller reads
-    if classes:
+    if spec.get("class_features"):  # the boosters read what the labeller reads
         training.add_class_features(pages)
     fold_of = training.page_folds(pages, FOLDS)
     boosters = []
@@ -130,9 +127,7 @@ def out_of_fold(mode: str) -> None:
     for value in (None, *CANDIDATES):
         keeps = []
         for page, fold, mask in zip(pages, fold_of, allowed, strict=True):
-            features = (
-                page.features if value is None else neutral_features(page, value, classes=classes)
-            )
+            features = page.features if value is None else neutral_features(page, value)
             keeps.append((boosters[fold].scores(features) > threshold) & mask)
         row, start = [], 0
         for _, set_pages in sets:
