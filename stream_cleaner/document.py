@@ -63,6 +63,10 @@ class Block:
             group of `parse.CLASS_WORD_GROUPS` (group ``g`` in bits ``4g`` to ``4g + 3``): how
             many levels up from the block's element is the nearest element whose class or id
             holds a word of the group (1: that element itself; at most 15), 0 when none.
+        comment_marks: how many elements whose class or id names the comment group of
+            `parse.CLASS_WORD_GROUPS` the page opens before the block ends, in document order,
+            wherever they are (``<h2 id="comments">`` before a thread as well as the thread's
+            own containers).
     """
 
     index: int
@@ -77,6 +81,7 @@ class Block:
     in_table: bool
     in_form: bool
     class_words: int = 0
+    comment_marks: int = 0
 
 
 @dataclass(slots=True)

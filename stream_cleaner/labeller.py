@@ -186,10 +186,15 @@ SITE_FEATURE_NAMES: tuple[str, ...] = (
 # for labellers trained with them (``class_features`` in their file), before any site
 # features: per group of `parse.CLASS_WORD_GROUPS` (and "any"), how many levels up the nearest
 # element naming it is (16 when none: farther than any), and the share of the page's blocks
-# with any class or id on their path (0 on a page written without them).
+# with any class or id on their path (0 on a page written without them). Then where the block
+# stands among the page's elements named for comments (`Block.comment_marks`): the share of
+# them opened before it ends (0 on a page without any), their number (log) and the page's.
 CLASS_FEATURE_NAMES: tuple[str, ...] = (
     *(f"class_{name}" for name in CLASS_GROUP_NAMES),
     "page_class_share",
+    "comment_marks_share",
+    "comment_marks",
+    "page_comment_marks",
 )
 _INDEX = {name: i for i, name in enumerate(_OWN_FEATURES)}
 _CONTEXT_INDEX = np.array([_INDEX[name] for name in _CONTEXT_FEATURES])
@@ -517,8 +522,15 @@ def class_features(blocks: Sequence[Block]) -> np.ndarray:
     codes = np.fromiter((b.class_words for b in blocks), dtype=np.uint64, count=n)
     shifts = np.arange(len(CLASS_GROUP_NAMES), dtype=np.uint64) * np.uint64(4)
     levels = ((codes[:, None] >> shifts) & np.uint64(CLASS_MAX_LEVELS)).astype(np.float64)
-    out[:, :-1] = np.where(levels > 0, levels, CLASS_MAX_LEVELS + 1)
-    out[:, -1] = (levels[:, -1] > 0).mean()
+    groups = len(CLASS_GROUP_NAMES)
+    out[:, :groups] = np.where(levels > 0, levels, CLASS_MAX_LEVELS + 1)
+    out[:, groups] = (levels[:, -1] > 0).mean()
+    # the marks count up in reading order: the last block has the page's
+    marks = np.fromiter((b.comment_marks for b in blocks), dtype=np.float64, count=n)
+    page_marks = marks[-1]
+    out[:, groups + 1] = marks / page_marks if page_marks else 0.0
+    out[:, groups + 2] = np.log1p(marks)
+    out[:, groups + 3] = math.log1p(page_marks)
     return out
 
 

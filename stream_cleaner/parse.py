@@ -79,6 +79,10 @@ CLASS_WORD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("title", ("title", "headline", "heading")),
 )  # fmt: skip
 CLASS_GROUP_NAMES: tuple[str, ...] = (*(name for name, _ in CLASS_WORD_GROUPS), "any")
+# The group whose elements `Block.comment_marks` counts: a thread of readers' comments often
+# follows a heading or anchor named "comments" rather than sitting inside such a container.
+# Bit 0 of an element's groups, here and in `_native/lexbor_walk.pyx`.
+CLASS_COMMENT = 0
 CLASS_ANY = len(CLASS_WORD_GROUPS)  # the group bit of any class or id
 CLASS_MAX_LEVELS = 15  # a group's 4 bits in `Block.class_words`
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -213,8 +217,8 @@ def parse_blocks(
             `TimeBudgetExceeded`.
         utf8: ``html`` in UTF-8, when the caller has it (`decode.Decoded.utf8`): lexbor reads
             it as it is instead of an encoding of ``html``.
-        class_words: find `Block.class_words`; ``False`` leaves them 0 and saves the
-            matching, for a caller whose labeller does not read them.
+        class_words: find `Block.class_words` and `Block.comment_marks`; ``False`` leaves
+            them 0 and saves the matching, for a caller whose labeller does not read them.
 
     Returns:
         The blocks with their text, tag path, depth, link density and container flags.
@@ -348,7 +352,7 @@ def _walk(root: Any, deadline: float | None, *, class_words: bool = True) -> lis
     open_nodes: list[Any] = [root]
     parts: list[str] = []
     path: list[str] = []
-    n_chars = link_chars = link_depth = count = 0
+    n_chars = link_chars = link_depth = count = comment_marks = 0
     lca = -1
     low = 0
     block_tag = ""
@@ -385,6 +389,7 @@ def _walk(root: Any, deadline: float | None, *, class_words: bool = True) -> lis
                     link_chars / n_chars if n_chars else 0.0,
                     *info[2:],
                     code,
+                    comment_marks,
                 )
             )
         n_chars = link_chars = 0
@@ -445,7 +450,9 @@ def _walk(root: Any, deadline: float | None, *, class_words: bool = True) -> lis
             elif tag == "a":
                 link_depth += 1
             push(tag)
-            groups.append(element_groups(tag, node.attributes))
+            found = element_groups(tag, node.attributes)
+            groups.append(found)
+            comment_marks += found >> CLASS_COMMENT & 1
             open_node(node)
             node = node.child
             continue

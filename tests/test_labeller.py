@@ -14,11 +14,13 @@ from stream_cleaner.decide import DropReason
 from stream_cleaner.evaluate import align_words
 from stream_cleaner.io.writers import cleaneval_text
 from stream_cleaner.labeller import (
+    CLASS_FEATURE_NAMES,
     FEATURE_NAMES,
     SITE_FEATURE_NAMES,
     BlockLabeller,
     block_features,
     block_kinds,
+    class_features,
     labeller_path,
 )
 from stream_cleaner.lm import normalize_many
@@ -204,6 +206,26 @@ def test_tree_evaluation_matches_lightgbm(tmp_path, tiny_model):
     x = np.vstack([p.features for p in pages])
     assert isinstance(booster, lightgbm.Booster)
     np.testing.assert_allclose(labeller.scores(x), booster.predict(x, raw_score=True))
+
+
+def test_class_features_say_where_a_block_stands_among_the_comment_marks():
+    html = """<div class="post"><h1>Title</h1><p>Article text.</p></div>
+    <h2 id="comments">Comments</h2><p>First!</p><div class="comment"><p>Second</p></div>
+    <footer><p>Footer</p></footer>"""
+    blocks = parse_blocks(html)
+    x = class_features(blocks)
+    assert x.shape == (6, len(CLASS_FEATURE_NAMES))
+    column = {name: x[:, i] for i, name in enumerate(CLASS_FEATURE_NAMES)}
+    assert column["class_comment"].tolist() == [16, 16, 1, 16, 2, 16]  # 16: none on the path
+    assert column["class_content"].tolist() == [2, 2, 16, 16, 16, 16]  # div.post
+    np.testing.assert_allclose(column["page_class_share"], 4 / 6)
+    np.testing.assert_allclose(column["comment_marks_share"], [0, 0, 0.5, 0.5, 1, 1])
+    np.testing.assert_allclose(column["comment_marks"], np.log1p([0, 0, 1, 1, 2, 2]))
+    np.testing.assert_allclose(column["page_comment_marks"], np.log1p(2))
+    # a page without any: every share 0
+    plain = class_features(parse_blocks("<p>One.</p><p>Two.</p>"))
+    assert plain[:, CLASS_FEATURE_NAMES.index("comment_marks_share")].tolist() == [0, 0]
+    assert class_features([]).shape == (0, len(CLASS_FEATURE_NAMES))
 
 
 def test_many_rows_are_scored_in_bounded_chunks_with_the_same_result(default_model):

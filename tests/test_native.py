@@ -80,10 +80,13 @@ def test_native_walk_keeps_custom_tags_to_their_page(native):
         LexborHTMLParser(html), *args, None, parse.TimeBudgetExceeded, groups
     )
     assert [b.class_words for b in blocks] == [0x112, 0x102, 0x100]
+    assert [b.comment_marks for b in blocks] == [1, 1, 1]  # group 0's elements: div.Boxed
     blocks = native_module("lexbor_walk").walk_blocks(
         LexborHTMLParser(html), *args, None, parse.TimeBudgetExceeded, None
     )
-    assert [(b.text, b.class_words) for b in blocks] == [("one", 0), ("two", 0), ("3", 0)]
+    assert [(b.text, b.class_words, b.comment_marks) for b in blocks] == [
+        ("one", 0, 0), ("two", 0, 0), ("3", 0, 0)
+    ]  # fmt: skip
 
 
 def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):

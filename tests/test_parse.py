@@ -4,7 +4,9 @@ import pytest
 
 from stream_cleaner.decode import decode_body
 from stream_cleaner.parse import (
+    CLASS_COMMENT,
     CLASS_GROUP_NAMES,
+    CLASS_WORD_GROUPS,
     MAX_NESTING_DEPTH,
     TimeBudgetExceeded,
     class_groups,
@@ -92,6 +94,27 @@ def test_class_words_say_how_far_up_the_path_each_group_is(parser):
     without = parse_blocks(html, parser=parser, class_words=False)
     assert [b.class_words for b in without] == [0] * len(without)
     assert [b.text for b in without] == list(blocks)
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_comment_marks_count_the_elements_named_for_comments_in_reading_order(parser):
+    # a Movable Type thread: no container holds it, a heading's anchor starts it
+    html = """<html><body><div class="entry">
+    <p class="meta">By Ann, <a href="#comments" class="comments-link">2 comments</a></p>
+    <p>Article text.</p><div hidden class="comment-preview"><p>Preview</p></div>
+    <script class="comment-js">var c;</script>
+    <h2><a id="comments"></a>Comments</h2><div id="c169900"><p>Nice post!</p></div>
+    <p class="posted">Posted by: Bob</p></div>
+    <div id="comment-form"><p>Leave a reply</p></div></body></html>"""
+    blocks = parse_blocks(html, parser=parser)
+    # the link inside the first block counts for it; hidden and skipped elements never count
+    assert [(b.text, b.comment_marks) for b in blocks] == [
+        ("By Ann, 2 comments", 1), ("Article text.", 1), ("Comments", 2), ("Nice post!", 2),
+        ("Posted by: Bob", 2), ("Leave a reply", 3),
+    ]  # fmt: skip
+    without = parse_blocks(html, parser=parser, class_words=False)
+    assert [b.comment_marks for b in without] == [0] * len(blocks)
+    assert CLASS_WORD_GROUPS[CLASS_COMMENT][0] == "comment"  # the native walk's bit 0
 
 
 @pytest.mark.parametrize("parser", ["lexbor", "html5lib"])

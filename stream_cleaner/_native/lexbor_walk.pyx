@@ -267,6 +267,10 @@ cdef enum:
     IS_LINK = 4
 
 
+cdef enum:
+    _CLASS_COMMENT = 0  # parse.CLASS_COMMENT: the bit of the group `Block.comment_marks` counts
+
+
 cdef extern from "lexbor/tag/const.h":
     enum: LXB_TAG__LAST_ENTRY
     enum: LXB_TAG_DIALOG
@@ -511,6 +515,7 @@ cdef class _Walk:
     cdef _Words words
     cdef bint has_text  # the block has a text node that is not all white space
     cdef Py_ssize_t n_chars, link_chars, lca
+    cdef Py_ssize_t comment_marks  # elements opened so far naming `parse.CLASS_COMMENT`
     cdef object block_tag
     cdef dict path_info
     cdef tuple heading_tags, list_tags, table_tags, form_tags  # frozensets, in a tuple
@@ -642,6 +647,7 @@ cdef class _Walk:
             for i in range(2, 7):
                 (<list> columns[4 + i]).append((<tuple> info)[i])
             (<list> columns[11]).append(_class_code(self.path_groups, lca))
+            (<list> columns[12]).append(self.comment_marks)
         self.words.at = 0
         self.words.in_word = False
         self.has_text = False
@@ -667,7 +673,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         deadline: a ``time.monotonic()`` instant, or None.
         timeout_error: the exception class raised past the deadline.
         class_word_groups: `parse.CLASS_WORD_GROUPS`, or None to leave every block's
-            ``class_words`` 0 without reading an attribute.
+            ``class_words`` and ``comment_marks`` 0 without reading an attribute.
     """
     cdef _Walk walk = _Walk()
     cdef tuple path_sets = (
@@ -694,8 +700,9 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     walk.list_tags = (path_sets[1],)
     walk.table_tags = (path_sets[2],)
     walk.form_tags = (path_sets[3],)
-    walk.columns = [[] for _ in range(12)]
+    walk.columns = [[] for _ in range(13)]
     walk.lca = -1
+    walk.comment_marks = 0
     walk.block_tag = ""
     if parser.document == NULL:
         return []
@@ -779,6 +786,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                 walk.open_groups[walk.n_open] = (
                     class_words.element(node) if class_words is not None else 0
                 )
+                walk.comment_marks += walk.open_groups[walk.n_open] >> _CLASS_COMMENT & 1
                 walk.n_open += 1
                 node = node.first_child
                 continue
