@@ -41,10 +41,11 @@ _URL_LINE = re.compile(r"\A\ufeff?URL:[^\n]*(\n|\Z)")
 _CLEANEVAL_HEADER = re.compile(rb"\A(?:\xef\xbb\xbf)?<text\b[^\n]*>\r?\n")
 _CLEANEVAL_ID = re.compile(rb'\bid="([^"]*)"')
 _CLEANEVAL_FOOTER = re.compile(rb"</text>\s*\Z")
-# Dragnet's gold files hold the article and then, on 414 of its 1,381 pages, a line that
-# starts "!@#$%^&*()" (mostly "!@#$%^&*()  COMMENTS") and the readers' comments. Its
-# main-content task scores the article alone.
-_COMMENTS_LINE = re.compile(r"^!?!@#\$%\^&\*\(\)[^\n]*$", re.MULTILINE)
+# Dragnet's gold files hold the article and then, on 417 of its 1,381 pages, a line of the
+# keyboard's shifted digits ending in "&*()" (395 times "!@#$%^&*()  COMMENTS"; typed by hand,
+# also "!@ $%^&*()", "  #$%^&*()", "!#@$%^&*()", a word other than COMMENTS or none) and the
+# readers' comments. Its main-content task scores the article alone.
+_COMMENTS_LINE = re.compile(r"^[ \t]*[!@#$%^ ]*&\*\(\)[ \t]*[A-Z]*[ \t]*$", re.MULTILINE)
 
 # Share of Dragnet pages held out for testing; nothing is ever tuned on them.
 DRAGNET_TEST_PERCENT = 30

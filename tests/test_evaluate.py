@@ -191,6 +191,12 @@ def test_dragnet_gold_is_the_article_without_its_comments(tmp_path):
     # the separator counts only as a line of its own
     (tmp_path / "gold" / "7.txt").write_text("Press !@#$%^&*() COMMENTS to reply.\n")
     assert read_gold(tmp_path / "gold" / "7.txt") == "Press !@#$%^&*() COMMENTS to reply.\n"
+    # ... typed by hand, in all the shapes the Dragnet files have
+    for line in ("!@ $%^&*()  COMMENTS", "  #$%^&*()  COMMENTS", "!#@$%^&*()  COMMENTS",
+                 "!@#$%$%^&*()  COMMENTS", "!!@#$%^&*()  COMMNENTS", "!@#$%^&*()  \tCORRECTED",
+                 "@#$%^&*() COMMENTS", "!@#$%^&*()"):  # fmt: skip
+        (tmp_path / "gold" / "7.txt").write_text(f"A tide table.\n{line}\nNice post!\n")
+        assert read_gold(tmp_path / "gold" / "7.txt") == "A tide table.\n", line
 
 
 def test_readers_fail_clearly():

@@ -217,7 +217,7 @@ def test_the_neutral_perplexity_is_the_labellers_own(tmp_path):
     assert load_labeller("corpus").unscored_log_ppl == 2.0  # no key: labeller.UNSCORED_LOG_PPL
     spec = json.loads(labeller_path("article").read_text(encoding="utf-8"))
     kept = {}
-    for value in (2.0, 2.5):
+    for value in (2.5, 5.0):
         spec["unscored_log_ppl"] = value
         path = tmp_path / f"article-{value}.json"
         path.write_text(json.dumps(spec), encoding="utf-8")
@@ -226,12 +226,13 @@ def test_the_neutral_perplexity_is_the_labellers_own(tmp_path):
         english = clean_document((SAMPLES / "news-article.html").read_bytes(), settings=options)
         assert german.language.code == "de" and english.language.code == "en"
         kept[value] = ({s.text for s in german.sentences if s.keep}, english.text)
-    # a page without a model looks less fluent at 2.5: the share buttons' row goes
-    assert "Artikel teilen: Facebook X WhatsApp E-Mail Drucken" in kept[2.0][0] - kept[2.5][0]
-    assert kept[2.5][0] < kept[2.0][0]
+    # the file's value is the one read: a page without a model looks less fluent at 5.0 (as
+    # if no token were known), and the share buttons' row goes
+    assert "Artikel teilen: Facebook X WhatsApp E-Mail Drucken" in kept[2.5][0] - kept[5.0][0]
+    assert kept[5.0][0] < kept[2.5][0]
     # the ad label and the comment notices go at both, by their containers' class names
-    assert not {"Anzeige", "Bitte beachten Sie unsere Netiquette."} & (kept[2.0][0] | kept[2.5][0])
-    assert kept[2.0][1] == kept[2.5][1]  # a page the English model scores does not change
+    assert not {"Anzeige", "Bitte beachten Sie unsere Netiquette."} & (kept[2.5][0] | kept[5.0][0])
+    assert kept[2.5][1] == kept[5.0][1]  # a page the English model scores does not change
 
 
 @pytest.mark.parametrize("code", ["de", "zh", "ja", "th", "ar", "ru"])
