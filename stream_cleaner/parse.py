@@ -60,7 +60,8 @@ FORM_TAGS = frozenset("form select option optgroup button label textarea input f
 # stands for any class or id at all. The article labeller learns from them which containers
 # hold comments, related links, share buttons... (`labeller.class_features`).
 CLASS_WORD_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("comment", ("comment", "disqus", "repl", "respond", "discuss", "community", "remark")),
+    ("comment", ("comment", "komment", "koment", "comentar", "disqus", "repl", "respond", "discuss",
+                 "community", "remark")),
     ("related", ("related", "recommend", "outbrain", "taboola", "popular", "trending",
                  "read-next", "readmore", "more-stories", "also-")),
     ("share", ("share", "sharing", "social", "follow", "tweet", "facebook", "twitter", "print",

@@ -67,6 +67,9 @@ def _groups(code: int) -> dict[str, int]:
 def test_class_words_are_found_by_their_rules():
     group = {name: 1 << g for g, name in enumerate(CLASS_GROUP_NAMES)}
     assert class_groups("CommentList") == group["comment"]  # anywhere, any case
+    # German and Scandinavian, Polish and Czech, Spanish and Portuguese names for comments
+    for value in ("kommentarbereich", "komentarze", "lista-comentarios"):
+        assert class_groups(value) == group["comment"], value
     assert class_groups("ad ad-slot") == class_groups("top-ADS") == group["ad"]  # whole word
     assert class_groups("advertisement_box") == group["ad"]  # at the start of a word
     assert class_groups("header load badge xadvert") == group["header"]  # "ad" inside words
