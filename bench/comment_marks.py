@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stream_cleaner.evaluate import align_words
+from stream_cleaner.evaluate import align_words, score_page, summarize
 from stream_cleaner.labeller import CLASS_FEATURE_NAMES, FEATURE_NAMES
 from stream_cleaner.lm import load_model
 from stream_cleaner.training import (
@@ -49,13 +49,6 @@ def _fit(pages: list, seed: int) -> object:  # a lightgbm.Booster
     return lightgbm.train(params, lightgbm.Dataset(x, y, weight=w), NUM_TREES["article"])
 
 
-def micro_f1(alignments: list) -> float:
-    aligned = sum(a.aligned for a in alignments)
-    precision = aligned / max(sum(a.output_words for a in alignments), 1)
-    recall = aligned / max(sum(a.gold_words for a in alignments), 1)
-    return 2 * precision * recall / (precision + recall) if aligned else 0.0
-
-
 def run(pages: list, dragnet: int, val: list, seed: int) -> tuple[float, float, float, float]:
     """Threshold, cross-validated macro F1, Dragnet's out-of-fold micro F1, val macro F1."""
     fold_of = page_folds(pages, 5)
@@ -66,10 +59,10 @@ def run(pages: list, dragnet: int, val: list, seed: int) -> tuple[float, float, 
             if fold_of[i] == k:
                 scores[i] = booster.predict(p.features, raw_score=True)
     threshold, cv = choose_threshold(pages, scores)
-    oof = [
-        align_words(p.text(s > threshold), p.gold)
+    oof = summarize([
+        score_page(p.name, p.text(s > threshold), p.gold)
         for p, s in zip(pages[:dragnet], scores[:dragnet], strict=True)
-    ]
+    ])  # fmt: skip
     booster = _fit(pages, seed)
     val_f1 = float(
         np.mean([
@@ -77,7 +70,7 @@ def run(pages: list, dragnet: int, val: list, seed: int) -> tuple[float, float, 
             for p in val
         ])
     )  # fmt: skip
-    return threshold, cv, micro_f1(oof), val_f1
+    return threshold, cv, oof.micro_f1, val_f1
 
 
 def main() -> None:
