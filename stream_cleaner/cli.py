@@ -590,6 +590,13 @@ def _add_cleaner_options(p: argparse.ArgumentParser) -> None:
         dest="max_document_bytes",
         help="larger pages are refused as too_large",
     )
+    p.add_argument(
+        "--max-blocks",
+        type=int,
+        dest="max_blocks",
+        help="pages with more text blocks are refused as too_large (default "
+        f"{CleanerSettings().max_blocks})",
+    )
 
 
 def _add_kafka_options(p: argparse.ArgumentParser) -> None:
@@ -620,6 +627,7 @@ def _settings_from(base: CleanerSettings, args: argparse.Namespace) -> CleanerSe
         models=models,
         time_budget_seconds=args.time_budget_seconds,
         max_document_bytes=args.max_document_bytes,
+        max_blocks=args.max_blocks,
         mode=args.mode,
         sentence_filter=args.sentence_filter,
         labeller_path=args.labeller_path,

@@ -184,6 +184,10 @@ class TimeBudgetExceeded(TimeoutError):
     """Parsing went past the document's deadline."""
 
 
+class TooManyBlocks(ValueError):
+    """A page has more blocks than its caller's ``max_blocks``."""
+
+
 def looks_like_html(text: str) -> bool:
     """Whether a text has HTML markup in its first 64 KiB (else it is treated as plain text)."""
     return _LOOKS_LIKE_HTML.search(text, 0, 65536) is not None
@@ -208,6 +212,7 @@ def parse_blocks(
     deadline: float | None = None,
     utf8: bytes | None = None,
     class_words: bool = True,
+    max_blocks: int | None = None,
 ) -> list[Block]:
     """Cut a page into text blocks in reading order.
 
@@ -220,6 +225,8 @@ def parse_blocks(
             it as it is instead of an encoding of ``html``.
         class_words: find `Block.class_words` and `Block.comment_marks`; ``False`` leaves
             them 0 and saves the matching, for a caller whose labeller does not read them.
+        max_blocks: past this many blocks, parsing stops with `TooManyBlocks` (memory grows
+            with the blocks: a 16 MB page of two million paragraphs took 1.5 GB to parse).
 
     Returns:
         The blocks with their text, tag path, depth, link density and container flags.
@@ -236,14 +243,16 @@ def parse_blocks(
             return fast.walk_blocks(
                 document, Block, BLOCK_TAGS, SKIP_TAGS, HEADING_TAGS, LIST_TAGS, TABLE_TAGS,
                 FORM_TAGS, deadline, TimeBudgetExceeded,
-                CLASS_WORD_GROUPS if class_words else None,
+                CLASS_WORD_GROUPS if class_words else None, max_blocks or 0, TooManyBlocks,
             )  # fmt: skip
         root = document.root
     elif parser == "html5lib":
         root = _html5lib_root(limited, deadline)
     else:
         raise ValueError(f"unknown parser {parser!r}")
-    return _walk(root, deadline, class_words=class_words) if root is not None else []
+    if root is None:
+        return []
+    return _walk(root, deadline, class_words=class_words, max_blocks=max_blocks)
 
 
 def hidden_by_style(style: str | None) -> bool:
@@ -328,7 +337,9 @@ def extract_text(html: str, *, parser: str = "lexbor") -> str:
     return "\n".join(block.text for block in parse_blocks(html, parser=parser))
 
 
-def _walk(root: Any, deadline: float | None, *, class_words: bool = True) -> list[Block]:
+def _walk(
+    root: Any, deadline: float | None, *, class_words: bool = True, max_blocks: int | None = None
+) -> list[Block]:
     """Cut blocks out of a parsed page, depth first, without recursion.
 
     For lexbor, ``_native/lexbor_walk.pyx`` does the same over lexbor's C structs when it is
@@ -442,8 +453,11 @@ def _walk(root: Any, deadline: float | None, *, class_words: bool = True) -> lis
             and not hidden_element(tag, node.attributes)
         ):
             count += 1
-            if deadline is not None and not count & 1023 and time.monotonic() > deadline:
-                raise TimeBudgetExceeded("time budget exceeded while parsing")
+            if not count & 1023:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeBudgetExceeded("time budget exceeded while parsing")
+                if max_blocks and len(blocks) > max_blocks:
+                    raise TooManyBlocks(_too_many_blocks(max_blocks))
             if tag in block_tags:
                 if parts:
                     flush()
@@ -460,7 +474,13 @@ def _walk(root: Any, deadline: float | None, *, class_words: bool = True) -> lis
         node = node.next
     if parts:
         flush()
+    if max_blocks and len(blocks) > max_blocks:
+        raise TooManyBlocks(_too_many_blocks(max_blocks))
     return blocks
+
+
+def _too_many_blocks(max_blocks: int) -> str:
+    return f"more than max_blocks={max_blocks} text blocks"
 
 
 class _Html5libNode:

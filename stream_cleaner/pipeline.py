@@ -58,6 +58,7 @@ from .lm import (
 )
 from .parse import (
     TimeBudgetExceeded,
+    TooManyBlocks,
     looks_like_html,
     page_title,
     parse_blocks,
@@ -182,10 +183,12 @@ def observe_site(
         if site and text.strip() and not _is_plain_text(raw, text):
             # the page's identity is the URL it was fetched from, never one it declares:
             # pages of a site often all name its home page (canonical, og:url, base href)
-            blocks = parse_blocks(text, parser=settings.parser, class_words=False)
+            blocks = parse_blocks(
+                text, parser=settings.parser, class_words=False, max_blocks=settings.max_blocks
+            )
             sites.observe(site, blocks, url=raw.url)
             return site
-    except (BinaryContent, TimeBudgetExceeded):
+    except (BinaryContent, TimeBudgetExceeded, TooManyBlocks):
         pass
     return ""
 
@@ -323,17 +326,23 @@ class _Run:
         t = self._lap("decode", t)
         if not text or text.isspace():
             raise _Failed(ErrorReason.EMPTY, "the body is empty")
-        if _is_plain_text(raw, text):
-            blocks = parse_text_blocks(text)
-        else:
-            self.title = page_title(text)
-            blocks = parse_blocks(
-                text,
-                parser=settings.parser,
-                deadline=self.deadline,
-                utf8=utf8,
-                class_words=_reads_class_words(settings, self.sites is not None),
-            )
+        try:
+            if _is_plain_text(raw, text):
+                blocks = parse_text_blocks(text)
+                if len(blocks) > settings.max_blocks:
+                    raise TooManyBlocks(f"more than max_blocks={settings.max_blocks} text blocks")
+            else:
+                self.title = page_title(text)
+                blocks = parse_blocks(
+                    text,
+                    parser=settings.parser,
+                    deadline=self.deadline,
+                    utf8=utf8,
+                    class_words=_reads_class_words(settings, self.sites is not None),
+                    max_blocks=settings.max_blocks,
+                )
+        except TooManyBlocks as exc:
+            raise _Failed(ErrorReason.TOO_LARGE, str(exc)) from None
         self.n_blocks = len(blocks)
         t = self._lap("parse", t)
         if not blocks:
@@ -378,12 +387,7 @@ class _Run:
         else:
             languages = [block_languages[b] for b in block_of]
         t = self._lap("split", t)
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            self.sentences = [
-                ScoredSentence(text, b, 0.0, 0, 0, None, False, DropReason.TIME_BUDGET, language)
-                for text, b, language in zip(texts, block_of, languages, strict=True)
-            ]
-            raise TimeBudgetExceeded("time budget exceeded before scoring")
+        self._check_deadline("before scoring", texts, block_of, languages)
         scores, unscored = self._score_sentences(texts, languages)
         t = self._lap("score", t)
         settings = self.settings
@@ -408,6 +412,7 @@ class _Run:
                 content = self._multilingual_content(blocks, content)
             self.block_kinds = tuple(kinds)
             t = self._lap("label", t)
+            self._check_deadline("while labelling", texts, block_of, languages)
         columns, totals, dropped = decide_page(
             texts, block_of, scores, unscored=unscored, max_sentence_perplexity=max_ppl,
             content=content, template=self.template_blocks,
@@ -420,6 +425,18 @@ class _Run:
         self.totals = (*totals, dropped)
         self.block_texts = join_kept(texts, block_of, keeps)
         self._lap("decide", t)
+
+    def _check_deadline(
+        self, when: str, texts: list[str], block_of: list[int], languages: list[str]
+    ) -> None:
+        """Past the deadline, every sentence is dropped (``time_budget``) and the document
+        ends with that error."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.sentences = [
+                ScoredSentence(text, b, 0.0, 0, 0, None, False, DropReason.TIME_BUDGET, language)
+                for text, b, language in zip(texts, block_of, languages, strict=True)
+            ]
+            raise TimeBudgetExceeded(f"time budget exceeded {when}")
 
     def _multilingual_applies(self) -> bool:
         """Whether the multilingual labeller has a say on this page's blocks (see

@@ -9,6 +9,7 @@ from stream_cleaner.parse import (
     CLASS_WORD_GROUPS,
     MAX_NESTING_DEPTH,
     TimeBudgetExceeded,
+    TooManyBlocks,
     class_groups,
     extract_text,
     limit_nesting,
@@ -268,6 +269,16 @@ def test_a_past_deadline_stops_both_parsers():
         html = "<p>text</p>" * 5000
         with pytest.raises(TimeBudgetExceeded):
             parse_blocks(html, parser=parser, deadline=time.monotonic() - 1)
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_a_page_of_more_blocks_than_max_blocks_stops_parsing(parser):
+    html = "<p>A river is a natural stream of water.</p>" * 3000
+    assert len(parse_blocks(html, parser=parser, max_blocks=3000)) == 3000
+    with pytest.raises(TooManyBlocks, match="max_blocks=2999"):  # over by one, at the end
+        parse_blocks(html, parser=parser, max_blocks=2999)
+    with pytest.raises(TooManyBlocks, match="max_blocks=1500"):  # stopped on the way
+        parse_blocks(html * 100, parser=parser, max_blocks=1500)
 
 
 def test_plain_text_is_recognised_and_split_by_lines():

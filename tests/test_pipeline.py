@@ -235,6 +235,18 @@ def test_a_50_mb_page_is_refused_quickly():
     assert "max_document_bytes" in doc.error_detail
 
 
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_a_page_of_too_many_blocks_is_refused_as_it_parses(parser):
+    body = "<html><body>" + "<p>A river is a natural stream of water.</p>" * 5000
+    settings = CleanerSettings(parser=parser, max_blocks=1000)
+    doc = clean_document(body, settings=settings)
+    assert doc.error == ErrorReason.TOO_LARGE
+    assert doc.error_detail == "more than max_blocks=1000 text blocks"
+    text = "\n\n".join(["A river is a natural stream of water."] * 5000)
+    assert clean_document(text, settings=settings).error == ErrorReason.TOO_LARGE
+    assert clean_document(body, settings=LOOSE.with_options(parser=parser)).error is None
+
+
 def test_100000_nested_divs_finish_within_the_budget():
     body = (
         "<div>" * 100_000 + "<p>A river is a natural stream of water.</p>" + "</div>" * 100_000

@@ -657,7 +657,8 @@ cdef class _Walk:
 
 
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
-                table_tags, form_tags, deadline, timeout_error, class_word_groups):
+                table_tags, form_tags, deadline, timeout_error, class_word_groups,
+                Py_ssize_t max_blocks=0, too_many_error=None):
     """The blocks of a parsed page, exactly as `parse._walk` cuts them.
 
     The text nodes' UTF-8 is decoded and white-space collapsed straight into the block's text
@@ -674,6 +675,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         timeout_error: the exception class raised past the deadline.
         class_word_groups: `parse.CLASS_WORD_GROUPS`, or None to leave every block's
             ``class_words`` and ``comment_marks`` 0 without reading an attribute.
+        max_blocks: past this many blocks (0: no limit), ``too_many_error`` is raised.
     """
     cdef _Walk walk = _Walk()
     cdef tuple path_sets = (
@@ -769,8 +771,11 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
             kind = tags.kind(tag_id)
             if not kind & IS_SKIP and not _hidden(node):
                 count += 1
-                if deadline is not None and not count & 1023 and monotonic() > deadline:
-                    raise timeout_error("time budget exceeded while parsing")
+                if not count & 1023:
+                    if deadline is not None and monotonic() > deadline:
+                        raise timeout_error("time budget exceeded while parsing")
+                    if max_blocks and len(walk.columns[0]) > max_blocks:
+                        raise too_many_error(f"more than max_blocks={max_blocks} text blocks")
                 if kind & IS_BLOCK:
                     if walk.has_text:
                         walk.flush()
@@ -793,6 +798,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         node = node.next
     if walk.has_text:
         walk.flush()
+    if max_blocks and len(walk.columns[0]) > max_blocks:
+        raise too_many_error(f"more than max_blocks={max_blocks} text blocks")
     return _make_blocks(block, walk.columns)
 
 

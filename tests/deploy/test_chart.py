@@ -204,6 +204,7 @@ def test_every_setting_reaches_the_worker() -> None:
             model_path="/srv/models/en.klm",
             models="de=/srv/models/de.klm,zh=/srv/models/zh.klm",
             max_document_bytes=16777216,
+            max_blocks=50000,
             time_budget_seconds=2.5,
         ),
         input_topic="test.raw-html.v1",

@@ -156,6 +156,7 @@ STREAM_CLEANER_MULTILINGUAL_LABELLER: {{ .Values.cleaner.multilingualLabeller | 
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
 STREAM_CLEANER_PARSER: {{ .Values.cleaner.parser | quote }}
 STREAM_CLEANER_MAX_DOCUMENT_BYTES: {{ .Values.cleaner.maxDocumentBytes | int64 | toString | quote }}
+STREAM_CLEANER_MAX_BLOCKS: {{ .Values.cleaner.maxBlocks | int64 | toString | quote }}
 STREAM_CLEANER_TIME_BUDGET_SECONDS: {{ .Values.cleaner.timeBudgetSeconds | toString | quote }}
 {{- if .Values.model.file }}
 STREAM_CLEANER_MODEL_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.file | quote }}
