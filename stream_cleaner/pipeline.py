@@ -57,8 +57,8 @@ from .lm import (
     score_columns,
 )
 from .parse import (
+    PageTooLarge,
     TimeBudgetExceeded,
-    TooManyBlocks,
     looks_like_html,
     page_title,
     parse_blocks,
@@ -188,7 +188,7 @@ def observe_site(
             )
             sites.observe(site, blocks, url=raw.url)
             return site
-    except (BinaryContent, TimeBudgetExceeded, TooManyBlocks):
+    except (BinaryContent, TimeBudgetExceeded, PageTooLarge):
         pass
     return ""
 
@@ -330,7 +330,7 @@ class _Run:
             if _is_plain_text(raw, text):
                 blocks = parse_text_blocks(text)
                 if len(blocks) > settings.max_blocks:
-                    raise TooManyBlocks(f"more than max_blocks={settings.max_blocks} text blocks")
+                    raise PageTooLarge(f"more than max_blocks={settings.max_blocks} text blocks")
             else:
                 self.title = page_title(text)
                 blocks = parse_blocks(
@@ -341,7 +341,7 @@ class _Run:
                     class_words=_reads_class_words(settings, self.sites is not None),
                     max_blocks=settings.max_blocks,
                 )
-        except TooManyBlocks as exc:
+        except PageTooLarge as exc:
             raise _Failed(ErrorReason.TOO_LARGE, str(exc)) from None
         self.n_blocks = len(blocks)
         t = self._lap("parse", t)

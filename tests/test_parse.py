@@ -2,14 +2,17 @@ import time
 
 import pytest
 
+from stream_cleaner._native import native_module
 from stream_cleaner.decode import decode_body
 from stream_cleaner.parse import (
     CLASS_COMMENT,
     CLASS_GROUP_NAMES,
     CLASS_WORD_GROUPS,
     MAX_NESTING_DEPTH,
+    PageTooLarge,
     TimeBudgetExceeded,
-    TooManyBlocks,
+    _attribute_work,
+    attribute_work,
     class_groups,
     extract_text,
     limit_nesting,
@@ -275,10 +278,40 @@ def test_a_past_deadline_stops_both_parsers():
 def test_a_page_of_more_blocks_than_max_blocks_stops_parsing(parser):
     html = "<p>A river is a natural stream of water.</p>" * 3000
     assert len(parse_blocks(html, parser=parser, max_blocks=3000)) == 3000
-    with pytest.raises(TooManyBlocks, match="max_blocks=2999"):  # over by one, at the end
+    with pytest.raises(PageTooLarge, match="max_blocks=2999"):  # over by one, at the end
         parse_blocks(html, parser=parser, max_blocks=2999)
-    with pytest.raises(TooManyBlocks, match="max_blocks=1500"):  # stopped on the way
+    with pytest.raises(PageTooLarge, match="max_blocks=1500"):  # stopped on the way
         parse_blocks(html * 100, parser=parser, max_blocks=1500)
+
+
+def test_attribute_work_reads_tags_as_the_tokenizer_does():
+    fast = native_module("lexbor_walk")
+    names = " ".join(f"data-a{i}" for i in range(200))  # a tag long enough for both paths
+    cases = {
+        f"<p {names}>x</p>": 200**2,
+        f"<div {names} title='a > b' class=\"c\">x": 202**2,  # ">" inside quotes
+        f"<P {names}/ ID = x / >x<p a b>": 201**2 + 0,  # a short tag: Python path skips it
+        f"<script {names}>if (a<b {names}) {{}}</script><p>": 200**2,  # raw text skipped
+        f"<!-- <p {names}> --><p>": 200**2,  # comments are not read as such: an estimate
+    }
+    for html, expected in cases.items():
+        assert _attribute_work(html) == expected
+        if fast is not None:
+            assert fast.attribute_work(html) >= expected
+            assert fast.attribute_work(html.encode()) == attribute_work(html)
+    if fast is not None:
+        assert fast.attribute_work("<p a b c>é<br d e>😀") == 9 + 4
+        assert fast.attribute_work("<style a>p<b c d></style><scripts e f>") == 1 + 4
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_an_element_of_thousands_of_attributes_is_refused_before_parsing(parser):
+    html = "<p " + " ".join(f"a{i}" for i in range(40_000)) + ">Some text.</p>"
+    started = time.monotonic()
+    with pytest.raises(PageTooLarge, match="too many attributes"):
+        parse_blocks(html, parser=parser)
+    assert time.monotonic() - started < 1  # lexbor alone: 2.4 s, html5lib 33 s
+    assert parse_blocks(html[:20_000] + ">Some text.</p>", parser=parser)[0].text == "Some text."
 
 
 def test_plain_text_is_recognised_and_split_by_lines():

@@ -948,3 +948,137 @@ def max_tag_depth(str html):
     if kind == 2:
         return _max_depth(<const Py_UCS2 *> PyUnicode_DATA(html), n)
     return _max_depth(<const Py_UCS4 *> PyUnicode_DATA(html), n)
+
+
+cdef inline bint _html_space(Py_UCS4 c) noexcept nogil:
+    """White space as the HTML tokenizer sees it (tab, LF, FF, CR, space)."""
+    return c == 32 or c == 9 or c == 10 or c == 12 or c == 13
+
+
+cdef inline uint32_t _fold(uint32_t c) noexcept nogil:
+    """An ASCII capital's small letter; any other character as it is."""
+    return c + 32 if 65 <= c <= 90 else c
+
+
+cdef bint _names(const _char *s, Py_ssize_t at, Py_ssize_t n, const char *name) noexcept nogil:
+    """Whether ``s[at:]`` starts with ``name`` (lower case ASCII), in any case."""
+    cdef Py_ssize_t k = 0
+    while name[k] != 0:
+        if at + k >= n or _fold(<uint32_t> s[at + k]) != <uint32_t> <unsigned char> name[k]:
+            return False
+        k += 1
+    return True
+
+
+cdef Py_ssize_t _raw_text_end(const _char *s, Py_ssize_t i, Py_ssize_t n,
+                              const char *end_tag) noexcept nogil:
+    """Where the raw text of a ``script`` or ``style`` element that starts at ``i`` ends: at
+    its end tag (``end_tag``, "</script"), or at ``n``."""
+    cdef const void *found
+    while i < n:
+        if _char is Py_UCS1:
+            found = memchr(s + i, 60, n - i)
+            if found == NULL:
+                return n
+            i = <const Py_UCS1 *> found - s
+        if s[i] == u"<" and _names(s, i, n, end_tag):
+            return i
+        i += 1
+    return n
+
+
+cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
+    """`parse.attribute_work` of ``n`` characters."""
+    cdef Py_ssize_t i = 0, start
+    cdef double work = 0
+    cdef long count
+    cdef int state
+    cdef Py_UCS4 c, quote = 0
+    cdef const void *found
+    cdef const char *raw
+    while i < n:
+        if _char is Py_UCS1:
+            found = memchr(s + i, 60, n - i)
+            if found == NULL:
+                break
+            i = <const Py_UCS1 *> found - s
+        elif s[i] != u"<":
+            i += 1
+            continue
+        i += 1
+        if i >= n or not ((u"a" <= s[i] <= u"z") or (u"A" <= s[i] <= u"Z")):
+            continue
+        start = i
+        raw = NULL
+        if _names(s, i, n, "script"):
+            raw = "</script"
+        elif _names(s, i, n, "style"):
+            raw = "</style"
+        while i < n and not _html_space(s[i]) and s[i] != u"/" and s[i] != u">":
+            i += 1
+        if raw != NULL and i - start != (6 if raw[2] == 115 and raw[3] == 99 else 5):
+            raw = NULL  # "scripts", "styles": another name
+        # the tokenizer's attribute states: 0 before a name, 1 in a name, 2 after one,
+        # 3 before a value, 4 in a quoted value, 5 in an unquoted value
+        state = 0
+        count = 0
+        while i < n:
+            c = s[i]
+            if state == 4:
+                if _char is Py_UCS1:  # to the closing quote at memchr's speed
+                    found = memchr(s + i, quote, n - i)
+                    if found == NULL:
+                        i = n
+                        break
+                    i = <const Py_UCS1 *> found - s
+                    state = 0
+                elif c == quote:
+                    state = 0
+            elif c == u">":
+                break
+            elif state == 0:
+                if not (_html_space(c) or c == u"/"):
+                    count += 1
+                    state = 1
+            elif state == 1:
+                if _html_space(c):
+                    state = 2
+                elif c == u"/":
+                    state = 0
+                elif c == u"=":
+                    state = 3
+            elif state == 2:
+                if c == u"/":
+                    state = 0
+                elif c == u"=":
+                    state = 3
+                elif not _html_space(c):
+                    count += 1
+                    state = 1
+            elif state == 3:
+                if c == u"\"" or c == u"'":
+                    quote = c
+                    state = 4
+                elif not _html_space(c):
+                    state = 5
+            elif _html_space(c):  # state 5
+                state = 0
+            i += 1
+        work += <double> count * count
+        if raw != NULL and i < n:
+            i = _raw_text_end(s, i + 1, n, raw)
+    return work
+
+
+def attribute_work(html):
+    """`parse.attribute_work`: the sum over start tags of the square of their attributes, of
+    a str or of its UTF-8 (the same sum: the tags are ASCII)."""
+    if isinstance(html, bytes):
+        return _attribute_work(<const Py_UCS1 *> <const char *> html, len(html))
+    cdef int kind = PyUnicode_KIND(html)
+    cdef Py_ssize_t n = len(html)
+    if kind == 1:
+        return _attribute_work(<const Py_UCS1 *> PyUnicode_DATA(html), n)
+    if kind == 2:
+        return _attribute_work(<const Py_UCS2 *> PyUnicode_DATA(html), n)
+    return _attribute_work(<const Py_UCS4 *> PyUnicode_DATA(html), n)
