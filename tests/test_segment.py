@@ -1,4 +1,7 @@
-from stream_cleaner.segment import split_sentences
+import time
+
+from stream_cleaner._native import native_module
+from stream_cleaner.segment import ABBREVIATIONS, split_sentences
 
 
 def test_splits_at_full_stops_followed_by_a_capital():
@@ -51,3 +54,13 @@ def test_text_without_boundary_and_empty_text():
     assert split_sentences("Home") == ["Home"]
     assert split_sentences("") == []
     assert split_sentences("Read more...") == ["Read more..."]
+
+
+def test_a_long_run_of_dots_splits_in_linear_time():
+    fast = native_module("sentences")
+    for text in ("Rivers " + "." * 300_000 + "x", "A " + "?!" * 150_000 + ")" * 1000 + "b"):
+        started = time.monotonic()
+        assert split_sentences(text) == [text]
+        if fast is not None:
+            assert fast.split_blocks([text], [0], ABBREVIATIONS) == ([text], [0])
+        assert time.monotonic() - started < 1  # searching inside the run again: 36 s

@@ -65,8 +65,8 @@ cdef void _split(str text, list out, list block_of, object index, frozenset abbr
             w = k
             while w < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, w)):
                 w += 1
-            if w == k or w == n:  # no white space, or nothing after it: not a boundary here
-                p = i + 1
+            if w == k or w == n:  # no white space, or nothing after it: not a boundary here,
+                p = j  # nor later in the run (a match starts where a run does: linear time)
                 continue
             p = w + 1  # the match consumed the first character of what follows
             if Py_UNICODE_ISLOWER(PyUnicode_READ(kind, data, w)):
