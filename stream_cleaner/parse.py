@@ -186,7 +186,9 @@ _LOOKS_LIKE_HTML = re.compile(
 # The page's <title> (RCDATA: its text runs to the end tag), searched for in the first 64 KiB,
 # or in the first MiB when no <body> starts in those (a head full of inline scripts and
 # styles); one after a <body> start tag is an SVG's or a stray one, not the page's
-_TITLE = re.compile(r"<[tT][iI][tT][lL][eE](?:[\s/][^>]*)?>([^<]*)")
+# (a tag's attributes end at the next "<" too: without it, "<title " repeated with no ">"
+# made each search run to the window's end, quadratic: a minute for 280 kB)
+_TITLE = re.compile(r"<[tT][iI][tT][lL][eE](?:[\s/][^<>]*+)?>([^<]*)")
 _BODY_START = re.compile(r"<body[\s/>]", re.IGNORECASE)
 _TITLE_WINDOW = 65536
 _MAX_HEAD_CHARS = 1 << 20

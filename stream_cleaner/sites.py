@@ -129,9 +129,11 @@ def page_identity(url: str | None) -> int | None:
     return _PAGE_PATH | zlib.crc32(key)
 
 
-_CANONICAL = re.compile(r"<link\b[^>]*\brel\s*=\s*[\"']?canonical\b[^>]*>", re.IGNORECASE)
-_OG_URL = re.compile(r"<meta\b[^>]*\bproperty\s*=\s*[\"']og:url[\"'][^>]*>", re.IGNORECASE)
-_BASE = re.compile(r"<base\b[^>]*>", re.IGNORECASE)
+# A tag's attributes end at the next "<" too: "<link " repeated with no ">" made each search
+# run to the end of the head, quadratic.
+_CANONICAL = re.compile(r"<link\b[^<>]*\brel\s*=\s*[\"']?canonical\b[^<>]*>", re.IGNORECASE)
+_OG_URL = re.compile(r"<meta\b[^<>]*\bproperty\s*=\s*[\"']og:url[\"'][^<>]*>", re.IGNORECASE)
+_BASE = re.compile(r"<base\b[^<>]*>", re.IGNORECASE)
 _HREF = re.compile(r"\bhref\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
 _CONTENT = re.compile(r"\bcontent\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
 _LINK_HOST = re.compile(r"\b(?:href|src|action)\s*=\s*[\"']?https?://([\w.-]+)", re.IGNORECASE)

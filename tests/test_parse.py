@@ -209,6 +209,13 @@ def test_page_title(html, title):
     assert page_title(html) == title
 
 
+def test_a_head_of_unclosed_title_tags_is_searched_in_linear_time():
+    started = time.monotonic()
+    assert page_title("<title " * 50_000) == ""
+    assert page_title("<title " * 50_000 + "<title>Found</title>") == "Found"
+    assert time.monotonic() - started < 1  # each search ran to the window's end: a minute
+
+
 def test_the_python_walk_over_lexbor_skips_hidden_elements_as_the_native_one_does():
     from selectolax.lexbor import LexborHTMLParser
 

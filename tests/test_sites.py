@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -72,6 +73,14 @@ def test_site_of_and_find_page_url():
     links = '<a href="http://c.example/1">x</a><img src="http://c.example/i.png"><a href="http://d.example">'
     assert find_page_url(links) == "http://c.example/"
     assert find_page_url("<p>no links</p>") == ""
+
+
+def test_a_head_of_unclosed_link_and_meta_tags_is_searched_in_linear_time():
+    started = time.monotonic()
+    assert find_page_url("<link " * 40_000 + "<meta " * 40_000 + "<base " * 40_000) == ""
+    head = "<link " * 40_000 + '<link rel="canonical" href="https://a.com/x">'
+    assert find_page_url(head) == "https://a.com/x"
+    assert time.monotonic() - started < 1
 
 
 def test_template_blocks_are_dropped_once_the_site_has_enough_pages():
