@@ -65,6 +65,7 @@ from .records import (
     outcome_records,
     site_to_rekey,
 )
+from .topics import MAX_MESSAGE_BYTES_DEFAULT
 
 if TYPE_CHECKING:
     import faust
@@ -158,6 +159,7 @@ def clean_one(
     sites: SiteTemplates | None = None,
     rekey: str = "off",
     learn_site: bool = True,
+    max_record_bytes: int = MAX_MESSAGE_BYTES_DEFAULT,
 ) -> Outcome:
     """`clean_message`, with any exception turned into an ``internal_error`` dead letter.
 
@@ -184,12 +186,14 @@ def clean_one(
             max_bytes=max_bytes,
             sites=sites,
             learn_site=learn_site,
+            max_record_bytes=max_record_bytes,
         )
     except Exception as exc:
         log.exception("cleaning %s failed; it goes to the dead letters", msg.source)
         return outcome_records(
-            msg, dead_letter_from_exception(msg, exc), None, worker_version=worker_version
-        )
+            msg, dead_letter_from_exception(msg, exc), None, worker_version=worker_version,
+            max_record_bytes=max_record_bytes,
+        )  # fmt: skip
 
 
 def clean_batch(
@@ -201,6 +205,7 @@ def clean_batch(
     max_bytes: int,
     sites: SiteTemplates | None = None,
     rekey: str = "off",
+    max_record_bytes: int = MAX_MESSAGE_BYTES_DEFAULT,
 ) -> list[Outcome]:
     """`clean_one` over a batch, in order: what the cleaning thread runs."""
     return [
@@ -212,6 +217,7 @@ def clean_batch(
             max_bytes=max_bytes,
             sites=sites,
             rekey=rekey,
+            max_record_bytes=max_record_bytes,
         )
         for msg in messages
     ]
@@ -229,6 +235,7 @@ def clean_holding(
     rekey: str = "off",
     release_only: bool = False,
     everything: bool = False,
+    max_record_bytes: int = MAX_MESSAGE_BYTES_DEFAULT,
 ) -> list[tuple[Any, Outcome]]:
     """`clean_batch` with the warm-up hold: a cold site's pages are learnt and held; the held
     pages whose time has come (`WarmupHold.release`) are cleaned after the batch.
@@ -240,7 +247,7 @@ def clean_holding(
     sites = hold.templates
     options = {
         "worker_version": worker_version, "settings": settings, "model": model,
-        "max_bytes": max_bytes, "sites": sites,
+        "max_bytes": max_bytes, "sites": sites, "max_record_bytes": max_record_bytes,
     }  # fmt: skip
     out: list[tuple[Any, Outcome]] = []
     for token, msg in zip(tokens, messages, strict=True):
@@ -352,6 +359,7 @@ async def clean_events(
                 max_bytes=runtime.settings.max_page_bytes,
                 sites=site_state.templates if site_state is not None else None,
                 rekey=runtime.settings.rekey_mode,
+                max_record_bytes=runtime.settings.max_message_bytes,
             ),
         )
         if submitted is not None:
@@ -395,6 +403,7 @@ async def clean_events_holding(
             max_bytes=runtime.settings.max_page_bytes,
             rekey=runtime.settings.rekey_mode,
             everything=everything,
+            max_record_bytes=runtime.settings.max_message_bytes,
         ),
     )
     runtime.site_state.save()

@@ -27,7 +27,7 @@ import re
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import Any, Final, NamedTuple, overload
 
 import numpy as np
@@ -41,6 +41,7 @@ from ..lm import LanguageModel
 from ..pipeline import clean_document
 from ..settings import CleanerSettings
 from ..sites import SiteTemplates, find_page_url, site_of
+from .topics import MAX_MESSAGE_BYTES_DEFAULT
 
 # The largest page cleaned: a raw value, or an envelope's decoded body, above it ends as a
 # `too_large` dead letter.
@@ -54,6 +55,20 @@ ENVELOPE_OVERHEAD_BYTES: Final = 64 * 1024
 DEAD_LETTER_MAX_PAYLOAD_BYTES_DEFAULT: Final = 512 * 1024
 # The prefix of a larger value that a dead letter keeps, beside its size and SHA-256.
 DEAD_LETTER_PREFIX_BYTES_DEFAULT: Final = 64 * 1024
+# A dead letter carries the input's key whole up to this size, and its first headers up to
+# this many, or this many bytes of names and values (the rest are counted in
+# ``headers_omitted``).
+DEAD_LETTER_MAX_KEY_BYTES: Final = 16 * 1024
+DEAD_LETTER_MAX_HEADERS: Final = 1000
+DEAD_LETTER_MAX_HEADER_BYTES: Final = 64 * 1024
+# Longer ids, URLs and error details (in UTF-8 bytes) are shortened (`bounded_text`): one
+# 6 MB id header made every record of its page 6 MB, over the broker's limit.
+MAX_ID_BYTES: Final = 1024
+MAX_URL_BYTES: Final = 16 * 1024
+MAX_DETAIL_BYTES: Final = 4096
+# What a record's key and value leave of the producer's limit (max_message_bytes) for its
+# headers and framing. A document or sentence record above it ends as a `too_large` dead letter.
+RECORD_OVERHEAD_BYTES: Final = 16 * 1024
 
 # Kafka header names read on input messages (case-insensitive, the first one wins).
 HEADER_ID: Final = "id"
@@ -188,6 +203,20 @@ def normalize_headers(
     return tuple(out)
 
 
+def bounded_text(text: str, max_bytes: int) -> str:
+    """``text``, or when its UTF-8 is longer than ``max_bytes``, its start, "…sha256:" and the
+    SHA-256 of the whole (hex), ``max_bytes`` in all: the same text is shortened the same way
+    on every replay, and two long texts stay apart."""
+    if len(text) * 4 <= max_bytes:
+        return text  # short enough in any encoding: no need to encode it
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    digest = hashlib.sha256(data).hexdigest()
+    start = data[: max(max_bytes - 74, 0)].decode("utf-8", "ignore")
+    return f"{start}…sha256:{digest}"
+
+
 def stable_id(msg: InputMessage) -> str:
     """The id of a message that names none: ``kafka:topic:partition:offset``, the same on replay."""
     return f"kafka:{msg.source}"
@@ -308,15 +337,16 @@ def _too_large(msg: InputMessage, detail: str, doc_id: str, url: str) -> DeadLet
 
 def _message_id(msg: InputMessage) -> str:
     """The id named by the headers or the key, else the stable id."""
-    return _header_text(msg, HEADER_ID) or _key_text(msg) or stable_id(msg)
+    found = _header_text(msg, HEADER_ID) or _key_text(msg)
+    return bounded_text(found, MAX_ID_BYTES) if found else stable_id(msg)
 
 
 def _message_url(msg: InputMessage) -> str:
     url = _header_text(msg, HEADER_URL)
-    if url:
-        return url
-    key = _key_text(msg)
-    return key if _URL.match(key) else ""
+    if not url:
+        key = _key_text(msg)
+        url = key if _URL.match(key) else ""
+    return bounded_text(url, MAX_URL_BYTES)
 
 
 def _key_text(msg: InputMessage) -> str:
@@ -365,9 +395,9 @@ class _InvalidEnvelope(ValueError):
         """Take the id and URL of the broken envelope, so its dead letter can be joined."""
         raw_id, raw_url = obj.get("id"), obj.get("url")
         if isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool)):
-            self.id = str(raw_id).strip()
+            self.id = bounded_text(str(raw_id).strip(), MAX_ID_BYTES)
         if isinstance(raw_url, str):
-            self.url = raw_url.strip()
+            self.url = bounded_text(raw_url.strip(), MAX_URL_BYTES)
         return self
 
 
@@ -397,8 +427,8 @@ def _envelope_document(value: bytes, *, doc_id: str, url: str) -> RawDocument:
     envelope_id = "" if raw_id is None else str(raw_id).strip()
     return RawDocument(
         body=body,
-        id=envelope_id or doc_id,
-        url=envelope_url.strip() or url,
+        id=bounded_text(envelope_id, MAX_ID_BYTES) or doc_id,
+        url=bounded_text(envelope_url.strip(), MAX_URL_BYTES) or url,
         headers=headers,
         content_type=content_type or None,
         status=status,
@@ -586,27 +616,43 @@ def dead_letter_record(
         ``(key, value)``, both bytes.
     """
     msg = dl.source
+    key_bytes = min(max_payload_bytes, DEAD_LETTER_MAX_KEY_BYTES)
+    headers, omitted = _bounded_headers(msg.headers)
+    doc_id = bounded_text(dl.id, MAX_ID_BYTES)
     value = {
-        "id": dl.id,
-        "url": dl.url,
+        "id": doc_id,
+        "url": bounded_text(dl.url, MAX_URL_BYTES),
         "reason": dl.reason,
-        "detail": dl.detail,
+        "detail": bounded_text(dl.detail, MAX_DETAIL_BYTES),
         "exception": dl.exception,
         "source": {
             "topic": msg.topic,
             "partition": msg.partition,
             "offset": msg.offset,
             "timestamp_ms": msg.timestamp_ms,
-            "key": _payload(msg.key, max_bytes=max_payload_bytes, prefix_bytes=prefix_bytes),
-            "headers": [
-                {"name": name, "value_base64": base64.b64encode(raw).decode("ascii")}
-                for name, raw in msg.headers
-            ],
+            "key": _payload(
+                msg.key, max_bytes=key_bytes, prefix_bytes=min(prefix_bytes, key_bytes)
+            ),
+            "headers": headers,
+            "headers_omitted": omitted,
         },
         "payload": _payload(msg.value, max_bytes=max_payload_bytes, prefix_bytes=prefix_bytes),
         "worker_version": worker_version,
     }
-    return _key(dl.id), orjson.dumps(value, option=_DUMPS_OPTIONS)
+    return _key(doc_id), orjson.dumps(value, option=_DUMPS_OPTIONS)
+
+
+def _bounded_headers(headers: Sequence[tuple[str, bytes]]) -> tuple[list[dict[str, str]], int]:
+    """A dead letter's copy of the input's headers, in order, up to `DEAD_LETTER_MAX_HEADERS`
+    of them and `DEAD_LETTER_MAX_HEADER_BYTES` of names and values, and how many were left out."""
+    out: list[dict[str, str]] = []
+    total = 0
+    for name, raw in headers:
+        total += len(name) + len(raw)
+        if total > DEAD_LETTER_MAX_HEADER_BYTES or len(out) == DEAD_LETTER_MAX_HEADERS:
+            break
+        out.append({"name": name, "value_base64": base64.b64encode(raw).decode("ascii")})
+    return out, len(headers) - len(out)
 
 
 def document_record(doc: CleanedDocument, *, model_id: str | None = None) -> KeyValue:
@@ -719,6 +765,14 @@ def sentence_records(doc: CleanedDocument) -> list[KeyValue]:
     """
     key = _key(doc.id)
     return [(key, value) for value in sentence_values(doc)]
+
+
+def _largest(values: PackedValues) -> int:
+    """The length of the longest of ``values`` (0 for none)."""
+    ends = values.ends
+    if not ends:
+        return 0
+    return max(ends[0], max((b - a for a, b in pairwise(ends)), default=0))
 
 
 def sentence_values(doc: CleanedDocument) -> PackedValues:
@@ -926,12 +980,14 @@ def outcome_records(
     model_id: str | None = None,
     max_payload_bytes: int = DEAD_LETTER_MAX_PAYLOAD_BYTES_DEFAULT,
     prefix_bytes: int = DEAD_LETTER_PREFIX_BYTES_DEFAULT,
+    max_record_bytes: int = MAX_MESSAGE_BYTES_DEFAULT,
 ) -> Outcome:
     """The records of one input message: a cleaned document with its sentences, or a dead letter.
 
     A DeadLetter from `decode_input`, a document the core returned with an ``error`` (empty,
-    binary_content, too_large, time_budget...), a missing ``doc`` and a document that cannot
-    be serialised all end as one dead-letter record. Never raises for a valid ``msg``.
+    binary_content, too_large, time_budget...), a missing ``doc``, a document that cannot
+    be serialised and one whose document or sentence record would not fit in
+    ``max_record_bytes`` all end as one dead-letter record. Never raises for a valid ``msg``.
 
     Args:
         msg: the input message.
@@ -940,6 +996,8 @@ def outcome_records(
         worker_version: the worker's version, for the dead letter and the headers.
         model_id: the language model's id; ``doc.model_id`` when omitted.
         max_payload_bytes, prefix_bytes: see `dead_letter_record`.
+        max_record_bytes: the producer's largest record (the worker's ``max_message_bytes``);
+            a dead letter above it (with a small limit) keeps only a prefix of the payload.
 
     Returns:
         The Outcome. The document record carries `timing_headers`; the dead-letter record
@@ -962,11 +1020,24 @@ def outcome_records(
         try:
             headers = tuple(timing_headers(doc, worker_version=worker_version, msg=msg))
             key, value = document_record(doc, model_id=model_id)
-            return Outcome(
+            values = sentence_values(doc)
+            limit = max_record_bytes - RECORD_OVERHEAD_BYTES - len(key)
+            # the sentences' total first: their longest matters only when that is too long
+            largest = max(len(value), _largest(values) if len(values.data) > limit else 0)
+            if largest <= limit:
+                return Outcome(
+                    id=doc.id,
+                    document=OutputRecord(key, value, headers),
+                    sentence_values=values,
+                    cleaned=doc,
+                )
+            dl = DeadLetter(
+                reason=DeadLetterReason.TOO_LARGE,
+                detail=f"the cleaned page makes a record of {largest} bytes, more than the "
+                f"{limit} that max_message_bytes={max_record_bytes} leaves",
+                source=msg,
                 id=doc.id,
-                document=OutputRecord(key, value, headers),
-                sentence_values=sentence_values(doc),
-                cleaned=doc,
+                url=doc.url,
             )
         except Exception as exc:  # e.g. text that is not valid UTF-8: never lose the input
             dl = dead_letter_from_exception(msg, exc, doc_id=doc.id, url=doc.url)
@@ -976,6 +1047,11 @@ def outcome_records(
         max_payload_bytes=max_payload_bytes,
         prefix_bytes=prefix_bytes,
     )
+    if len(key) + len(value) > max_record_bytes - RECORD_OVERHEAD_BYTES:
+        key, value = dead_letter_record(  # a small max_message_bytes: a prefix of 1 kB
+            dl, worker_version=worker_version, max_payload_bytes=0,
+            prefix_bytes=min(prefix_bytes, 1024),
+        )  # fmt: skip
     headers = tuple(timing_headers(doc, worker_version=worker_version, msg=msg))
     return Outcome(
         id=dl.id,
@@ -994,6 +1070,7 @@ def clean_message(
     max_bytes: int = MAX_PAGE_BYTES_DEFAULT,
     sites: SiteTemplates | None = None,
     learn_site: bool = True,
+    max_record_bytes: int = MAX_MESSAGE_BYTES_DEFAULT,
 ) -> Outcome:
     """Decode, clean and serialise one input message: everything an agent does but the I/O.
 
@@ -1009,6 +1086,7 @@ def clean_message(
         sites: site-template statistics to use and to learn from (`clean_document`).
         learn_site: ``False`` for a page the statistics learnt already (a held page,
             `warmup`): it reads its site's other pages.
+        max_record_bytes: the producer's largest record (see `outcome_records`).
 
     Returns:
         The Outcome to publish.
@@ -1023,7 +1101,9 @@ def clean_message(
         doc = clean_document(
             result, settings=settings, model=model, sites=sites, learn_site=learn_site
         )
-    return outcome_records(msg, result, doc, worker_version=worker_version)
+    return outcome_records(
+        msg, result, doc, worker_version=worker_version, max_record_bytes=max_record_bytes
+    )
 
 
 # the header a re-keyed message carries: where it was first read (topic:partition:offset)

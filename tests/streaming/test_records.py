@@ -17,9 +17,12 @@ from jsonschema import Draft202012Validator
 from stream_cleaner import CleanedDocument, CleanerSettings, DropReason, RawDocument, clean_document
 from stream_cleaner.lm import LanguageModel
 from stream_cleaner.streaming.records import (
+    DEAD_LETTER_MAX_HEADERS,
     DEAD_LETTER_MAX_PAYLOAD_BYTES_DEFAULT,
     DEAD_LETTER_PREFIX_BYTES_DEFAULT,
+    MAX_ID_BYTES,
     MAX_PAGE_BYTES_DEFAULT,
+    MAX_URL_BYTES,
     NO_VALUES,
     DeadLetter,
     DeadLetterReason,
@@ -27,6 +30,7 @@ from stream_cleaner.streaming.records import (
     Outcome,
     OutputRecord,
     PackedValues,
+    bounded_text,
     clean_message,
     dead_letter_record,
     decode_input,
@@ -361,6 +365,7 @@ def test_invalid_json_envelope(clean) -> None:
             "base64": base64.b64encode(b"doc-6").decode(),
         },
         "headers": [],
+        "headers_omitted": 0,
     }
     assert out["worker_version"] == VERSION
 
@@ -858,3 +863,48 @@ def test_which_messages_are_rekeyed_by_site() -> None:
     assert site_to_rekey(again, rekey="all") is None
     with pytest.raises(ValueError):
         Outcome(id="x", forward=outcome.forward, dead_letter=outcome.forward, reason="r")
+
+
+# --- bounded records --------------------------------------------------------------------------
+
+
+def test_long_ids_and_urls_are_shortened_the_same_way_on_every_replay(clean) -> None:
+    long_id = "doc-" + "x" * 3_000_000
+    page = b"<p>The river rises in the hills and flows to the sea.</p>"
+    out = clean(
+        message(page, headers=(("id", long_id.encode()), ("url", b"https://a.org/" * 5000)))
+    )
+    doc = document_value(out)
+    assert doc["id"] == bounded_text(long_id, MAX_ID_BYTES) == out.document.key.decode()
+    assert doc["id"].startswith("doc-xxx") and len(doc["id"].encode()) == MAX_ID_BYTES
+    assert doc["id"].endswith(hashlib.sha256(long_id.encode()).hexdigest())
+    assert len(doc["url"].encode()) == MAX_URL_BYTES
+    assert bounded_text(long_id + "y", MAX_ID_BYTES) != doc["id"]  # two long ids stay apart
+    assert bounded_text("doc-1", MAX_ID_BYTES) == "doc-1"
+    # the same from the key, in a dead letter: a 3 MB key and no value
+    dl = clean(message(None, key=long_id.encode()))
+    assert dead_letter_value(dl)["id"] == doc["id"]
+    assert len(dl.dead_letter.value) < 100_000
+
+
+def test_a_dead_letter_copies_a_bounded_number_of_headers(clean) -> None:
+    headers = tuple((f"h{i}", b"") for i in range(500_000))
+    out = dead_letter_value(clean(message(None, headers=headers)))
+    assert len(out["source"]["headers"]) == DEAD_LETTER_MAX_HEADERS
+    assert out["source"]["headers_omitted"] == 500_000 - DEAD_LETTER_MAX_HEADERS
+    big = tuple((f"h{i}", b"v" * 30_000) for i in range(5))  # 64 KiB of values: two fit
+    out = dead_letter_value(clean(message(None, headers=big)))
+    assert [h["name"] for h in out["source"]["headers"]] == ["h0", "h1"]
+    assert out["source"]["headers_omitted"] == 3
+
+
+def test_a_page_whose_records_exceed_the_message_size_is_a_too_large_dead_letter(clean) -> None:
+    page = ("<p>" + "The river rises in the hills and flows to the sea. " * 4000 + "</p>").encode()
+    kept = clean(message(page, key=b"doc-big"))
+    assert kept.document is not None and len(kept.document.value) > 200_000
+    small = clean(message(page, key=b"doc-big"), max_record_bytes=200_000)
+    out = dead_letter_value(small)
+    assert small.document is None and not small.sentence_values
+    assert out["reason"] == "too_large" and "max_message_bytes=200000" in out["detail"]
+    assert len(small.dead_letter.key) + len(small.dead_letter.value) < 200_000
+    assert out["payload"]["truncated"] and len(base64.b64decode(out["payload"]["base64"])) == 1024
