@@ -493,10 +493,17 @@ def _envelope_headers(raw: Any) -> dict[str, str]:
     if not isinstance(raw, dict):
         raise _InvalidEnvelope(f"headers must be an object, not {_json_type(raw)}")
     # repeated HTTP headers arrive as lists; HTTP itself folds them with ", "
-    return {
-        str(key): ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-        for key, value in raw.items()
-    }
+    headers: dict[str, str] = {}
+    for key, value in raw.items():
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            headers[key] = ", ".join(value)
+        elif isinstance(value, str):
+            headers[key] = value
+        else:
+            raise _InvalidEnvelope(
+                f"headers[{key!r}] must be a string or a list of strings, not {_json_type(value)}"
+            )
+    return headers
 
 
 def _str_field(obj: Mapping[str, Any], key: str, *, required: bool = False) -> str:

@@ -397,6 +397,12 @@ def test_bad_base64_body(clean) -> None:
         (b'{"id": "x", "body": null}', None, "body must be a string, not null"),
         (b'{"id": "x", "body": "<p>", "body_encoding": "gzip"}', None, "body_encoding must be"),
         (b'{"id": "x", "body": "<p>", "headers": ["a"]}', None, "headers must be an object"),
+        (
+            b'{"id": "x", "body": "<p>", "headers": {"Content-Type": null}}',
+            None,
+            "headers['Content-Type'] must be a string or a list of strings, not null",
+        ),
+        (b'{"id": "x", "body": "<p>", "headers": {"a": [1]}}', None, "not array"),
         (b'{"id": ["x"], "body": "<p>"}', None, "id must be a string or an integer"),
         (b'{"id": "x", "body": "<p>", "url": 3}', None, "url must be a string"),
         (b"[1, 2]", b"application/json", "a JSON array where an envelope object belongs"),
