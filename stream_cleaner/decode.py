@@ -44,7 +44,6 @@ _WHATWG_ALIASES = {
     "big5": "big5hkscs",
     "shift_jis": "cp932",
 }
-_SINGLE_BYTE = {"cp1252", "cp1250", "cp1251", "cp1254", "cp874"}
 # Single-byte Latin charsets a detector confuses with windows-1252 on little evidence.
 _WESTERN_LOOKALIKES = {
     "cp1250", "cp1257", "cp1258", "iso8859-2", "iso8859-3", "iso8859-4", "iso8859-10",
@@ -348,7 +347,7 @@ def decode_body(
         declared = _codec(match.group(1).decode("ascii", "replace")) if match else None
         source = "meta"
     if declared is not None:
-        as_utf8 = _utf8_with_non_ascii(body) if declared in _SINGLE_BYTE else None
+        as_utf8 = _utf8_with_non_ascii(body) if _single_byte(declared) else None
         if as_utf8 is not None:
             return Decoded(as_utf8, "utf-8", "utf-8", body)
         try:
@@ -500,6 +499,14 @@ def _codec(label: str | None) -> str | None:
         # a page cannot declare UTF-16 in its own ASCII bytes: browsers read it as UTF-8
         return "utf-8"
     return _WHATWG_ALIASES.get(name, name)
+
+
+@functools.lru_cache(maxsize=256)
+def _single_byte(codec: str) -> bool:
+    """Whether a codec reads one character from each byte (windows-125x, ISO-8859-x, KOI8...,
+    and the 7-bit ISO-2022-JP or HZ, which no non-ASCII byte can be): the charsets whose
+    declaration a body of valid UTF-8 with non-ASCII bytes overrides."""
+    return len(bytes(range(256)).decode(codec, "replace")) == 256
 
 
 def _utf8_with_non_ascii(body: bytes) -> str | None:

@@ -71,6 +71,21 @@ def test_wrong_declared_charset_is_corrected():
     assert "\ufffd" not in decoded.text
 
 
+@pytest.mark.parametrize(
+    "label", ["iso-8859-15", "iso-8859-2", "iso-8859-7", "koi8-r", "windows-1256", "macintosh"]
+)
+def test_a_utf8_page_declared_in_any_single_byte_charset_is_read_as_utf8(label):
+    text = "Café crème, Ελλάδα, Москва, العربية"
+    raw = page(f'<meta charset="{label}">', text).encode("utf-8")
+    assert text in decode_body(raw).text
+    header = {"Content-Type": f"text/html; charset={label}"}
+    assert text in decode_body(page("", text).encode("utf-8"), headers=header).text
+    # what the charset says still holds for bytes that are not UTF-8
+    legacy = "Grüße, schöne Straße"
+    raw = page(f'<meta charset="{label}">', legacy).encode("iso-8859-15", "replace")
+    assert decode_body(raw).text == raw.decode(codecs.lookup(label).name)
+
+
 def test_undeclared_legacy_charset_is_detected():
     text = "Съешь же ещё этих мягких французских булок, да выпей чаю. " * 10
     decoded = decode_body(page("", text).encode("cp1251"))
