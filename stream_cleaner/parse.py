@@ -178,7 +178,8 @@ _DEPTH_STEP = {"": 1, "/": -1}
 _TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*>")
 _LOOKS_LIKE_HTML = re.compile(
     r"<(?:!doctype|html|head|body|meta|title|p|div|span|a|br|table|ul|li|h[1-6]|script|style|"
-    r"article|section|nav|header|footer|form|img|b|i|strong|em|font|center|tr|td)[\s>/]",
+    r"article|section|nav|header|footer|form|img|b|i|strong|em|font|center|tr|td|main|svg|"
+    r"link|noscript|iframe|figure|template|input|button|hr)[\s>/]|<!--",
     re.IGNORECASE,
 )
 
@@ -205,8 +206,10 @@ class PageTooLarge(ValueError):
 
 
 def looks_like_html(text: str) -> bool:
-    """Whether a text has HTML markup in its first 64 KiB (else it is treated as plain text)."""
-    return _LOOKS_LIKE_HTML.search(text, 0, 65536) is not None
+    """Whether a text has HTML markup: a common tag or a comment anywhere in it (else it is
+    treated as plain text). A page found by its first tag, at once on most pages; pages that
+    start with 70 kB of white space, a licence comment or an inline SVG are pages too."""
+    return _LOOKS_LIKE_HTML.search(text) is not None
 
 
 def page_title(html: str) -> str:

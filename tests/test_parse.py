@@ -325,6 +325,11 @@ def test_plain_text_is_recognised_and_split_by_lines():
     text = "First paragraph here.\n\nSecond   paragraph.\n"
     assert not looks_like_html(text)
     assert looks_like_html("<p>x</p>")
+    # pages whose first tag comes late, or is no common one
+    assert looks_like_html("\n" * 70_000 + "<html><body><p>x</p>")
+    assert looks_like_html("<!-- " + "licence " * 10_000 + "-->\n<x-app>Text</x-app>")
+    assert looks_like_html('<svg viewBox="0 0 1 1"><path d="M0 0"/></svg>' * 2000)
+    assert not looks_like_html("a < b and c > d, " * 10_000)
     assert [b.text for b in parse_text_blocks(text)] == [
         "First paragraph here.",
         "Second paragraph.",
