@@ -266,3 +266,25 @@ def test_a_cleaning_process_killed_mid_run_loses_no_page():
     assert [origin for origin, _, _ in outputs] == [s.origin for s in sources]
     assert [doc_id for _, doc_id, _ in outputs] == [f"p{i}" for i in range(80)]
     assert all(error is None for _, _, error in outputs)  # in flight again, alone, and cleaned
+
+
+def test_a_file_name_that_is_not_utf8_is_written_escaped_in_every_format(tmp_path, capsys):
+    import os
+
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    page = b"<p>The river rises in the hills and flows to the sea.</p>"
+    with open(os.path.join(os.fsencode(pages), b"caf\xe9.html"), "wb") as f:
+        f.write(page)
+    (pages / "z.html").write_bytes(page)
+    assert main(["clean", "--no-progress", str(pages)]) == 0
+    ids = [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()]
+    assert ids == [f"{pages}/caf\\xe9.html", f"{pages}/z.html"]
+    warc = tmp_path / "out.warc"
+    assert main(["clean", "--no-progress", "-f", "warc", "-o", str(warc), str(pages)]) == 0
+    with open(warc, "rb") as f:
+        types = [r.rec_headers.get_header("WARC-Type") for r in ArchiveIterator(f)]
+    assert types.count("conversion") == 2
+    text = tmp_path / "text"
+    assert main(["clean", "--no-progress", "-f", "text", "-o", str(text), str(pages)]) == 0
+    assert sorted(os.listdir(os.fsencode(text))) == [b"caf\xe9.html.txt", b"z.html.txt"]

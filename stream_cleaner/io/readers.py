@@ -211,7 +211,32 @@ def _iter_documents(names: list[str], stdin: BinaryIO | None, stats: ReadStats) 
             stats.documents += 1
             if source.doc.error is not None:
                 stats.failed += 1
-            yield source
+            yield _printable_names(source)
+
+
+def _printable_names(source: Source) -> Source:
+    """``source`` with the bytes of a file name that is not UTF-8 (read by `os` as lone
+    surrogates, which JSON and WARC cannot carry) as ``\\xNN`` in its id and origin. Its
+    ``relpath`` keeps them: an output tree's file is named with the input's own bytes."""
+    doc, origin = source.doc, source.origin
+    if doc.id.isascii() and origin.isascii():
+        return source  # the common case, at once
+    doc_id, fixed_origin = _escape_surrogates(doc.id), _escape_surrogates(origin)
+    if doc_id == doc.id and fixed_origin == origin:
+        return source
+    return replace(source, doc=replace(doc, id=doc_id), origin=fixed_origin)
+
+
+def _escape_surrogates(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")  # the file name's own bytes
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "backslashreplace")  # other lone surrogates
+        return raw.decode("utf-8", "backslashreplace")
+    return text
 
 
 def _error_source(
