@@ -749,7 +749,9 @@ def _cmd_clean(args: argparse.Namespace) -> int:
             raise ValueError("--site-aware reads its inputs twice: give files, not stdin (-)")
         sites = _learn_sites(args, settings)
     read = ReadStats()
-    sources = iter_documents(args.paths, stdin=sys.stdin.buffer, stats=read)
+    sources = iter_documents(
+        args.paths, stdin=sys.stdin.buffer, stats=read, exclude=[args.output] if args.output else []
+    )
     out_stream: Any = None
     if args.format == "jsonl":
         out_stream = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115

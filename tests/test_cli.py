@@ -288,3 +288,21 @@ def test_a_file_name_that_is_not_utf8_is_written_escaped_in_every_format(tmp_pat
     text = tmp_path / "text"
     assert main(["clean", "--no-progress", "-f", "text", "-o", str(text), str(pages)]) == 0
     assert sorted(os.listdir(os.fsencode(text))) == [b"caf\xe9.html.txt", b"z.html.txt"]
+
+
+def test_an_output_inside_the_input_tree_is_not_read_back(tmp_path, capsys):
+    page = b"<p>The river rises in the hills and flows to the sea.</p>"
+    for name in ("a.html", "b.html"):
+        (tmp_path / name).write_bytes(page)
+    out = tmp_path / "out.jsonl"
+    assert main(["clean", "--no-progress", str(tmp_path), "-o", str(out)]) == 0
+    assert len(out.read_bytes().splitlines()) == 2  # it read its own output as JSON Lines
+    out.rename(tmp_path.parent / f"{tmp_path.name}.jsonl")  # else an input of the next run
+    tree = tmp_path / "text"
+    assert main(["clean", "--no-progress", "-f", "text", "-o", str(tree), str(tmp_path)]) == 0
+    assert sorted(p.name for p in tree.iterdir()) == ["a.html.txt", "b.html.txt"]
+    capsys.readouterr()
+    out = tmp_path.parent / f"{tmp_path.name}.jsonl"
+    assert main(["clean", "--no-progress", "-o", str(out), str(out)]) == 1
+    assert "is where the output goes" in capsys.readouterr().err
+    assert len(out.read_bytes().splitlines()) == 2  # not emptied before it was read

@@ -154,6 +154,7 @@ def iter_documents(
     *,
     stdin: BinaryIO | None = None,
     stats: ReadStats | None = None,
+    exclude: Sequence[str | os.PathLike[str]] = (),
 ) -> Iterator[Source]:
     """Reads every document under ``paths``, in order.
 
@@ -169,21 +170,32 @@ def iter_documents(
         paths: files, directories and ``-``.
         stdin: the stream ``-`` reads; ``sys.stdin.buffer`` when ``None``.
         stats: counters to update while reading.
+        exclude: files or directories never read, though under a directory of ``paths``:
+            where the caller writes its output.
 
     Returns:
         An iterator of Sources; the paths are checked before it is returned.
 
     Raises:
         FileNotFoundError: a path does not exist.
-        ValueError: ``-`` is given more than once.
+        ValueError: ``-`` is given more than once, or a path is (or is inside) one of
+            ``exclude``.
     """
     names = [os.fspath(path) for path in paths]
     if names.count(STDIN_ARG) > 1:
         raise ValueError("'-' (stdin) may be given only once")
+    excluded = frozenset(os.path.realpath(path) for path in exclude)
     for name in names:
         if name != STDIN_ARG and not os.path.exists(name):
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
-    return _iter_documents(names, stdin, stats if stats is not None else ReadStats())
+        if name != STDIN_ARG and _inside(os.path.realpath(name), excluded):
+            raise ValueError(f"{name} is where the output goes: write the output elsewhere")
+    return _iter_documents(names, stdin, stats if stats is not None else ReadStats(), excluded)
+
+
+def _inside(path: str, excluded: frozenset[str]) -> bool:
+    """Whether ``path`` (a real path) is one of ``excluded`` or inside one of them."""
+    return any(path == ex or path.startswith(ex.rstrip(os.sep) + os.sep) for ex in excluded)
 
 
 def safe_name(text: str) -> str:
@@ -199,12 +211,14 @@ def safe_name(text: str) -> str:
     return name
 
 
-def _iter_documents(names: list[str], stdin: BinaryIO | None, stats: ReadStats) -> Iterator[Source]:
+def _iter_documents(
+    names: list[str], stdin: BinaryIO | None, stats: ReadStats, excluded: frozenset[str]
+) -> Iterator[Source]:
     for name in names:
         if name == STDIN_ARG:
             sources = _read_stdin(stdin if stdin is not None else sys.stdin.buffer, stats)
         elif os.path.isdir(name):
-            sources = _read_tree(name, stats)
+            sources = _read_tree(name, stats, excluded)
         else:
             sources = _read_file(name, os.path.basename(name), stats)
         for source in sources:
@@ -249,15 +263,23 @@ def _error_source(
 # --- files, trees, stdin -------------------------------------------------------------------
 
 
-def _read_tree(root: str, stats: ReadStats) -> Iterator[Source]:
+def _read_tree(
+    root: str, stats: ReadStats, excluded: frozenset[str] = frozenset()
+) -> Iterator[Source]:
     errors: list[OSError] = []
     for dirpath, dirnames, filenames in os.walk(root, onerror=errors.append):
         # os.walk only reports unreadable directories to onerror; they become error documents.
         yield from _walk_errors(errors, root)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if not d.startswith(".")
+            and not (excluded and _inside(os.path.realpath(os.path.join(dirpath, d)), excluded))
+        )  # fmt: skip
         for filename in sorted(filenames):
             if filename.startswith("."):
                 continue
+            if excluded and os.path.realpath(os.path.join(dirpath, filename)) in excluded:
+                continue  # the output being written
             if filename.lower().endswith(NOT_PAGE_SUFFIXES):
                 stats.skipped["file_not_page"] += 1
                 continue
