@@ -812,3 +812,22 @@ def test_warc_writer_on_a_stream_flushes_without_closing_it() -> None:
     assert stream.getvalue().startswith(b"WARC/1.1\r\n")
     records = list(ArchiveIterator(io.BytesIO(stream.getvalue())))
     assert [r.rec_type for r in records] == ["warcinfo", "conversion"]
+
+
+def test_a_url_or_id_with_a_line_break_cannot_add_warc_headers(tmp_path: Path) -> None:
+    doc = RawDocument(
+        body=b"<p>x</p>",
+        id="u3\r\nX-Injected: y",
+        url="http://x.com/a b\r\nWARC-Type: response\r\nContent-Length: 5",
+    )
+    source = Source(doc, "warc:in.warc#0", None)
+    path = tmp_path / "out.warc"
+    with WarcWriter(path) as writer:
+        writer.write(source, cleaned(source, text="The whole text of the page."))
+    with path.open("rb") as stream:
+        records = [(r.rec_headers, r.content_stream().read()) for r in ArchiveIterator(stream)]
+    headers, body = records[-1]
+    assert body == b"The whole text of the page."
+    assert headers.get_header("WARC-Type") == "conversion"
+    assert headers.get_header("WARC-Target-URI").startswith("http://x.com/a%20b%20WARC-Type:")
+    assert headers.get_header("X-Injected") is None

@@ -228,7 +228,7 @@ class WarcWriter(DocumentWriter):
                 headers[f"{HEADER_PREFIX}Error-Detail"] = doc.error_detail
         payload = doc.text.encode("utf-8")
         record = self._writer.create_warc_record(
-            doc.url or source.doc.url,
+            _one_line(doc.url or source.doc.url),
             "conversion",
             payload=io.BytesIO(payload),
             length=len(payload),
