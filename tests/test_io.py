@@ -202,6 +202,18 @@ def test_a_directory_is_walked_sorted_without_hidden_files(tmp_path: Path) -> No
     assert (stats.files, stats.documents, stats.failed) == (5, 6, 0)
 
 
+def test_a_directory_walk_passes_over_fifos_and_devices(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "a.html").write_bytes(b"<p>a</p>")
+    os.mkfifo(tmp_path / "fifo.html")  # reading it would wait for a writer forever
+    (tmp_path / "zero.html").symlink_to("/dev/zero")  # reading it would never end
+    (tmp_path / "z.html").write_bytes(b"<p>z</p>")
+    sources, stats = read_all([tmp_path])
+    assert [s.relpath for s in sources] == ["a.html", "z.html"]
+    assert stats.skipped["file_not_regular"] == 2
+
+
 def test_paths_are_checked_before_reading(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         iter_documents([tmp_path / "missing.html"])

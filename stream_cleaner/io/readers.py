@@ -20,6 +20,7 @@ import errno
 import hashlib
 import os
 import re
+import stat
 import sys
 import zlib
 from collections import Counter
@@ -129,7 +130,8 @@ class ReadStats:
             ``response_not_page`` for a Content-Type that `is_page_type` refuses: style
             sheets, scripts, images, fonts, feeds, JSON), and ``blank_line`` for empty JSON
             Lines, ``file_not_page`` for the files a directory walk passes over
-            (`NOT_PAGE_SUFFIXES`).
+            (`NOT_PAGE_SUFFIXES`), ``file_not_regular`` for the FIFOs, sockets and devices
+            it passes over.
     """
 
     files: int = 0
@@ -284,9 +286,21 @@ def _read_tree(
                 stats.skipped["file_not_page"] += 1
                 continue
             path = os.path.join(dirpath, filename)
+            if not _regular_or_unreadable(path):
+                stats.skipped["file_not_regular"] += 1  # a FIFO would block, /dev/zero not end
+                continue
             relpath = os.path.relpath(path, root).replace(os.sep, "/")
             yield from _read_file(path, relpath, stats)
     yield from _walk_errors(errors, root)
+
+
+def _regular_or_unreadable(path: str) -> bool:
+    """Whether a directory entry is a regular file (through symbolic links), or cannot even be
+    looked at (`_read_file` then says why)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
 
 
 def _walk_errors(errors: list[OSError], root: str) -> Iterator[Source]:
@@ -316,7 +330,7 @@ def _read_file(path: str, relpath: str, stats: ReadStats) -> Iterator[Source]:
             elif lower.endswith(JSONL_SUFFIXES):
                 yield from _read_jsonl(cursor, name=path, relpath=relpath, stats=stats)
             else:
-                yield _page_source(prefix + stream.read(), path, relpath)
+                yield _bounded_page(prefix, stream, path, relpath)
         except OSError as exc:
             detail = f"I/O error, rest of the file not read: {exc.strerror or exc}"
             yield _error_source(ReaderError.READ, detail, doc_id=path, origin=path, relpath=relpath)
@@ -335,11 +349,22 @@ def _read_stdin(stream: BinaryIO, stats: ReadStats) -> Iterator[Source]:
         elif head.startswith(b"WARC/") or not head:  # a broken one: the WARC reader says how
             yield from _read_warc(cursor, name=STDIN_NAME, relpath=STDIN_NAME, stats=stats)
         else:
-            yield _page_source(prefix + stream.read(), STDIN_NAME, STDIN_NAME)
+            yield _bounded_page(prefix, stream, STDIN_NAME, STDIN_NAME)
     elif prefix.removeprefix(_UTF8_BOM).lstrip().startswith(b"{"):
         yield from _read_jsonl(cursor, name=STDIN_NAME, relpath=STDIN_NAME, stats=stats)
     else:
-        yield _page_source(prefix + stream.read(), STDIN_NAME, STDIN_NAME)
+        yield _bounded_page(prefix, stream, STDIN_NAME, STDIN_NAME)
+
+
+def _bounded_page(prefix: bytes, stream: BinaryIO, name: str, relpath: str | None) -> Source:
+    """The page of a file or stdin whose first bytes are ``prefix``, read to its end unless
+    that is more than `MAX_DECODED_PAYLOAD_BYTES` (then ``too_large``, without holding it)."""
+    body = prefix + stream.read(MAX_DECODED_PAYLOAD_BYTES + 1 - len(prefix))
+    if len(body) > MAX_DECODED_PAYLOAD_BYTES:
+        detail = f"more than {MAX_DECODED_PAYLOAD_BYTES} bytes"
+        return _error_source(ErrorReason.TOO_LARGE, detail, doc_id=name, origin=name,
+                             relpath=relpath)  # fmt: skip
+    return _page_source(body, name, relpath)
 
 
 def _page_source(body: bytes, name: str, relpath: str | None) -> Source:
