@@ -99,7 +99,8 @@ def undo_content_coding(
     headers: Mapping[str, str], payload: bytes, *, max_bytes: int = MAX_DECODED_BYTES
 ) -> bytes:
     """The payload without the chunked transfer coding and the ``Content-Encoding`` (gzip,
-    deflate, br, zstd) that its headers name, where the bytes show them.
+    deflate, br, zstd; several, comma-separated, undone last first) that its headers name,
+    where the bytes show them.
 
     Crawlers differ in whether they store or send a page as it came over the wire or decoded,
     with the original headers either way; so each coding is undone only when the bytes are
@@ -118,9 +119,13 @@ def undo_content_coding(
         dechunked = _dechunk(payload)
         if dechunked is not None:
             payload = dechunked
-    coding = named.get("content-encoding", "").strip().lower()
-    undo = _UNDO.get(coding)
-    return undo(payload, coding, max_bytes) if undo is not None and payload else payload
+    # "gzip, br": gzip first, then br; a header sent twice arrives joined the same way
+    codings = [c.strip() for c in named.get("content-encoding", "").lower().split(",")]
+    for coding in reversed(codings):
+        undo = _UNDO.get(coding)
+        if undo is not None and payload:
+            payload = undo(payload, coding, max_bytes)
+    return payload
 
 
 def _undo_gzip(payload: bytes, coding: str, max_bytes: int) -> bytes:

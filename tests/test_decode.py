@@ -288,6 +288,14 @@ def test_a_body_in_the_content_coding_its_headers_name_is_decoded(coding, coded)
     assert undo_content_coding(headers, chunked) == CODED_PAGE
 
 
+def test_several_content_codings_are_undone_last_first():
+    twice = gzip.compress(bytes(cramjam.brotli.compress(CODED_PAGE)))
+    assert undo_content_coding({"Content-Encoding": "br, gzip"}, twice) == CODED_PAGE
+    once = gzip.compress(CODED_PAGE)  # a header repeated: "gzip, gzip" for one gzip
+    assert undo_content_coding({"Content-Encoding": "gzip, gzip"}, once) == CODED_PAGE
+    assert undo_content_coding({"Content-Encoding": "identity, gzip"}, once) == CODED_PAGE
+
+
 @pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "zstd"])
 def test_a_body_stored_decoded_under_its_original_headers_is_taken_as_it_is(coding):
     assert undo_content_coding({"Content-Encoding": coding}, CODED_PAGE) == CODED_PAGE
