@@ -657,7 +657,27 @@ def test_jsonl_gz_is_decompressed_and_a_broken_tail_is_reported(tmp_path: Path) 
     assert [s.doc.body for s in sources] == ["<p>a</p>", "<p>b</p>", b""]
     assert sources[2].doc.error is not None
     assert sources[2].doc.error.startswith(f"{ReaderError.READ}: broken gzip data after line 2")
+    assert sources[2].doc.error.endswith("rest of the file skipped")
     assert stats.failed == 1
+
+
+def test_jsonl_gz_goes_on_after_a_broken_member(tmp_path: Path) -> None:
+    members = [gzip.compress(b'{"id": "%d", "body": "<p>x</p>"}\n' % i) for i in range(5)]
+    broken = bytearray(members[2])
+    broken[-8] ^= 0xFF  # its CRC: the data reads, the check fails
+    cut = members[3][: len(members[3]) // 2]  # a member cut short, the next one after it
+    path = tmp_path / "pages.jsonl.gz"
+    path.write_bytes(members[0] + members[1] + bytes(broken) + cut + members[4])
+
+    sources, _ = read_all([path])
+
+    # one error record for the gap: the broken member and the cut one, which does not start
+    # a readable member, then the next member that does
+    assert [s.doc.id for s in sources] == ["0", "1", f"{path}:3", "4"]
+    assert "read from the next gzip member on" in (sources[2].doc.error or "")
+    path.write_bytes(members[0] + bytes(broken) + members[3] + members[4])
+    sources, _ = read_all([path])
+    assert [s.doc.id for s in sources] == ["0", f"{path}:2", "3", "4"]
 
 
 # --- stdin ---------------------------------------------------------------------------------

@@ -585,11 +585,12 @@ class _GzipMember:
 class _Gunzip:
     """``read(size)`` over the concatenated content of all gzip members at a cursor."""
 
-    __slots__ = ("_member", "_source")
+    __slots__ = ("_member", "_source", "member_offset")
 
     def __init__(self, source: _Cursor) -> None:
         self._source = source
         self._member: _GzipMember | None = None
+        self.member_offset = source.offset  # where the member being read starts
 
     def read(self, size: int) -> bytes:
         while True:
@@ -597,8 +598,10 @@ class _Gunzip:
                 head = self._source.peek(2)
                 if not head:
                     return b""
+                self.member_offset = self._source.offset
                 if head != _GZIP_MAGIC:
                     raise _GzipError(f"bytes at offset {self._source.offset} are not gzip data")
+                self._source.mark()  # a broken member: the next one may start inside its bytes
                 self._member = _GzipMember(self._source)
             out = self._member.read(size)
             if out:
@@ -944,21 +947,28 @@ def _decode_payload(headers: dict[str, str], payload: bytes) -> bytes:
 def _read_jsonl(
     cursor: _Cursor, *, name: str, relpath: str | None, stats: ReadStats
 ) -> Iterator[Source]:
-    lines = _Cursor(_Gunzip(cursor).read) if cursor.peek(2) == _GZIP_MAGIC else cursor
+    gunzip = _Gunzip(cursor) if cursor.peek(2) == _GZIP_MAGIC else None
+    lines = _Cursor(gunzip.read) if gunzip is not None else cursor
     lineno = 0
     while True:
         try:
             line = lines.readline()
         except _GzipError as exc:
-            detail = f"broken gzip data after line {lineno}: {exc}; rest of the file skipped"
+            assert gunzip is not None
+            resumed = _next_member(cursor, gunzip.member_offset)
+            rest = "read from the next gzip member on" if resumed else "rest of the file skipped"
             yield _error_source(
                 ReaderError.READ,
-                detail,
+                f"broken gzip data after line {lineno}: {exc}; {rest}",
                 doc_id=f"{name}:{lineno + 1}",
                 origin=f"jsonl:{name}:{lineno + 1}",
                 relpath=None if relpath is None else f"{relpath}/line-{lineno + 1}",
             )
-            return
+            if not resumed:
+                return
+            gunzip = _Gunzip(cursor)  # the lines after the gap are numbered on
+            lines = _Cursor(gunzip.read)
+            continue
         if not line:
             return
         lineno += 1
@@ -968,6 +978,19 @@ def _read_jsonl(
             stats.skipped["blank_line"] += 1
             continue
         yield _jsonl_source(line, name=name, lineno=lineno, relpath=relpath)
+
+
+def _next_member(cursor: _Cursor, broken: int) -> bool:
+    """Moves to the first gzip member that starts after the broken one at ``broken`` and
+    decompresses (from where the cursor is, if the broken one's bytes are no longer held)."""
+    if cursor.rewind(broken):
+        cursor.skip(1)
+    cursor.unmark()
+    while cursor.find(_GZIP_MEMBER_START):
+        if _gunzip_head(cursor.peek(SNIFF_BYTES)):
+            return True
+        cursor.skip(1)
+    return False
 
 
 def _jsonl_source(line: bytes, *, name: str, lineno: int, relpath: str | None) -> Source:
