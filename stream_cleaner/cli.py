@@ -698,9 +698,12 @@ def _cmd_perplexity(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     sentences: Sequence[str] | Iterator[str] = args.sentences
     if not sentences or list(sentences) == ["-"]:
-        sentences = (line.rstrip("\n") for line in sys.stdin)
+        # bytes that are not UTF-8 become U+FFFD: one bad line must not end the run
+        sentences = (line.decode("utf-8", "replace").rstrip("\r\n") for line in sys.stdin.buffer)
     for sentence in sentences:
-        ppl = model.compute_sentence(sentence)
+        # (arguments reach Python with such bytes as lone surrogates)
+        text = sentence.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        ppl = model.compute_sentence(text)
         print("nan" if ppl is None else f"{ppl:.2f}")
     return 0
 

@@ -62,6 +62,10 @@ def test_perplexity_reads_stdin():
     done = run("perplexity", "--model", TINY, stdin=b"Bread is a food.\nzz qq xx\n")
     assert done.returncode == 0
     assert len(done.stdout.split()) == 2
+    # a line that is not UTF-8 is scored, with U+FFFD for its bad bytes, and the run goes on
+    done = run("perplexity", "--model", TINY, stdin=b"Bread.\r\n\xff bad\nMore bread.\n")
+    assert done.returncode == 0
+    assert len(done.stdout.split()) == 3
 
 
 def test_strip_tags_prints_text_only(tmp_path, capsys):
