@@ -687,7 +687,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-    except (FileNotFoundError, PermissionError, IsADirectoryError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # a missing file, a full disk...
         print(f"stream-cleaner {args.command}: error: {exc}", file=sys.stderr)
         return 1
 

@@ -863,3 +863,22 @@ def test_a_url_or_id_with_a_line_break_cannot_add_warc_headers(tmp_path: Path) -
     assert headers.get_header("WARC-Type") == "conversion"
     assert headers.get_header("WARC-Target-URI").startswith("http://x.com/a%20b%20WARC-Type:")
     assert headers.get_header("X-Injected") is None
+
+
+def test_a_text_tree_takes_files_where_directories_go_and_very_long_names(tmp_path: Path) -> None:
+    docs = [
+        RawDocument(body=b"<p>a</p>", id="in/a"),  # its text goes to a.txt ...
+        RawDocument(body=b"<p>b</p>", id="in/a.txt/b.html"),  # ... which b needs as a directory
+        RawDocument(body=b"<p>c</p>", id="in/" + "c" * 300 + ".html"),
+    ]
+    sources = [Source(d, d.id, d.id.removeprefix("in/")) for d in docs]
+    out = tmp_path / "out"
+    with TextTreeWriter(out) as writer:
+        for source in sources:
+            writer.write(source, cleaned(source, text=f"text of {source.doc.id[:5]}"))
+    written = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
+    assert written.pop("a.txt") == "text of in/a"
+    assert written.pop("a.txt_b.html.txt") == "text of in/a."
+    ((long_name, text),) = written.items()
+    assert text == "text of in/cc" and len(long_name.encode()) <= 255
+    assert long_name.startswith("c" * 200)

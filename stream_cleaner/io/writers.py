@@ -7,6 +7,7 @@ handed to it (stdout) is flushed, not closed.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 from abc import ABC, abstractmethod
@@ -19,6 +20,10 @@ import orjson
 from stream_cleaner.document import CleanedDocument
 from stream_cleaner.io.readers import Source, safe_name
 from stream_cleaner.segment import CJK_ENDS
+
+# The longest path component a text tree writes, in bytes: 255 (ext4, APFS...) less
+# ".error" and a "-NN" collision suffix.
+MAX_NAME_BYTES: Final = 240
 
 __all__ = [
     "CleanEvalWriter",
@@ -97,16 +102,27 @@ class TextTreeWriter(DocumentWriter):
         self._cleaneval = cleaneval
 
     def write(self, source: Source, doc: CleanedDocument) -> None:
-        relpath = self._claim(_tree_path(source, doc))
-        target = self._root / f"{relpath}.txt"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(cleaneval_text(doc) if self._cleaneval else doc.text, encoding="utf-8")
+        wanted = _tree_path(source, doc)
+        relpath = self._claim(wanted)
+        text = cleaneval_text(doc) if self._cleaneval else doc.text
+        try:
+            self._write_text(relpath, text)
+        except (FileExistsError, NotADirectoryError, IsADirectoryError):
+            # a file where the tree needs a directory, or the other way round ("a" and a
+            # directory "a.txt"): the document goes to the top, under a flat name
+            relpath = self._claim(safe_name(wanted))
+            self._write_text(relpath, text)
         error_file = self._root / f"{relpath}.error"
         if doc.error is None:
             error_file.unlink(missing_ok=True)
         else:
             detail = f": {doc.error_detail}" if doc.error_detail else ""
             error_file.write_text(f"{doc.error}{detail}\n", encoding="utf-8")
+
+    def _write_text(self, relpath: str, text: str) -> None:
+        target = self._root / f"{relpath}.txt"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
 
     def _claim(self, relpath: str) -> str:
         candidate, n = relpath, 1
@@ -159,11 +175,22 @@ def _tree_path(source: Source, doc: CleanedDocument) -> str:
     """A relative path that stays inside the output tree, whatever the Source says."""
     raw = source.relpath or safe_name(doc.id or source.doc.id or source.origin)
     parts = [
-        "_" if part == ".." else part.replace("\0", "_")
+        "_" if part == ".." else _short_name(part.replace("\0", "_"))
         for part in raw.replace("\\", "/").split("/")
         if part not in ("", ".")
     ]
     return "/".join(parts) or "document"
+
+
+def _short_name(part: str) -> str:
+    """A path component short enough for any file system (255 bytes) with ``.error`` after
+    it: a longer one keeps its start and ends with a hash of the whole."""
+    data = part.encode("utf-8", "surrogateescape")
+    if len(data) <= MAX_NAME_BYTES:
+        return part
+    digest = hashlib.sha1(data).hexdigest()[:16]
+    start = data[: MAX_NAME_BYTES - 17].decode("utf-8", "surrogateescape")
+    return f"{start}-{digest}"
 
 
 class WarcWriter(DocumentWriter):
