@@ -341,7 +341,7 @@ def decode_body(
     if content_type is None and headers:
         content_type = content_type_from_headers(headers)
     label = charset_from_content_type(content_type)
-    utf16 = _utf16_without_bom(body, declared=_is_utf16(label))
+    utf16 = _utf16_without_bom(body, declared=_utf16_label(label))
     if utf16 is not None:
         return utf16
     _reject_binary(body)
@@ -378,25 +378,29 @@ def _undeclared(body: bytes) -> Decoded:
     return legacy or Decoded(mixed, "utf-8", "utf-8")
 
 
-def _is_utf16(label: str | None) -> bool:
-    """Whether a charset label names UTF-16 (of either byte order)."""
+def _utf16_label(label: str | None) -> str | None:
+    """The codec a charset label names if it is UTF-16 (``utf-16``, ``utf-16-le`` or
+    ``utf-16-be``), else None."""
     try:
-        return label is not None and codecs.lookup(label.strip().lower()).name.startswith("utf-16")
+        name = codecs.lookup(label.strip().lower()).name if label is not None else ""
     except LookupError:
-        return False
+        return None
+    return name if name.startswith("utf-16") else None
 
 
-def _utf16_without_bom(body: bytes, *, declared: bool) -> Decoded | None:
+def _utf16_without_bom(body: bytes, *, declared: str | None) -> Decoded | None:
     """The body read as UTF-16 when it is UTF-16 text without a byte order mark, else None.
 
     Markup is mostly ASCII, so in UTF-16 every other byte is zero: the odd ones in little
     endian, the even ones in big endian. A server may say so in its Content-Type (which the
     HTML standard honours, where a <meta> naming UTF-16 means UTF-8) or say nothing; without
     this, the zero bytes made such a page binary data. Undeclared, the text must also start
-    with markup.
+    with markup. Declared (``declared``: the codec the Content-Type names), a page of mostly
+    Chinese or Japanese text, with few zero bytes, is UTF-16 too: in the byte order the
+    label names, or else the one its markup's "<" shows.
     """
     head = body[: min(len(body), 4096) // 2 * 2]
-    if len(head) < 16 or b"\x00" not in head:  # most pages: one scan, no copies
+    if declared is None and (len(head) < 16 or b"\x00" not in head):  # most pages: one scan
         return None
     even, odd = head[0::2], head[1::2]
     even_zeros, odd_zeros = even.count(0), odd.count(0)
@@ -404,12 +408,38 @@ def _utf16_without_bom(body: bytes, *, declared: bool) -> Decoded | None:
         encoding = "utf-16-le"
     elif even_zeros * 2 >= len(even) and odd_zeros * 20 < len(odd):
         encoding = "utf-16-be"
-    else:
-        return None
+    elif declared in ("utf-16-le", "utf-16-be"):
+        encoding = declared
+    elif declared is not None and len(body) % 2 == 0:
+        # markup's "<": its byte comes first in little endian, second in big endian
+        encoding = "utf-16-be" if odd.count(b"<") > even.count(b"<") else "utf-16-le"
+    else:  # undeclared, mostly CJK: a tag must start it, and the start must read cleanly
+        encoding = _utf16_tag_start(head)
+        if encoding is None:
+            return None
     text = body.decode(encoding, errors="replace")
     if not declared and not text.lstrip().startswith("<"):
         return None
     return Decoded(text, encoding, "http" if declared else "detected")
+
+
+# "<" and an ASCII letter, "!" or "?" in UTF-16, after optional white space
+_UTF16_TAGS = {
+    "utf-16-le": re.compile(rb"(?:[ \t\r\n]\x00)*<\x00[A-Za-z!?]\x00"),
+    "utf-16-be": re.compile(rb"(?:\x00[ \t\r\n])*\x00<\x00[A-Za-z!?]"),
+}
+
+
+def _utf16_tag_start(head: bytes) -> str | None:
+    """The UTF-16 byte order in which ``head`` starts with a tag and decodes without error."""
+    for encoding, tag in _UTF16_TAGS.items():
+        if tag.match(head):
+            try:  # (incremental: the head may end inside a surrogate pair)
+                codecs.getincrementaldecoder(encoding)().decode(head, final=False)
+            except UnicodeDecodeError:
+                return None
+            return encoding
+    return None
 
 
 def _decode_declared(body: bytes, codec: str) -> tuple[str, bool]:

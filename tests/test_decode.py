@@ -135,6 +135,19 @@ def test_utf16_without_a_byte_order_mark_is_read_not_refused_as_binary(codec, co
     assert CAFE in decoded.text
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("label", ["UTF-16", "UTF-16LE/BE", None])
+def test_utf16_without_a_byte_order_mark_holding_mostly_chinese_is_read(codec, label):
+    # few zero bytes: the half-zero test alone called such a page binary data
+    text = "这是一个中文句子，不应该出现乱码。北京是中国的首都，人口众多。😀" * 20
+    raw = page("", text).encode(codec)
+    if label == "UTF-16LE/BE":
+        label = codec.replace("-", "").upper().replace("UTF16", "UTF-16")
+    decoded = decode_body(raw, content_type=f"text/html; charset={label}" if label else None)
+    assert decoded.encoding == codec
+    assert text in decoded.text
+
+
 def test_utf16_bytes_that_are_not_markup_nor_declared_stay_binary():
     with pytest.raises(BinaryContent):
         decode_body("plain words, no markup at all".encode("utf-16-le"))
