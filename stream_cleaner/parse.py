@@ -23,8 +23,8 @@ from .document import Block
 
 # Elements whose content is never page text.
 SKIP_TAGS = frozenset(
-    "head script style noscript template svg math iframe object embed canvas audio video "
-    "map area datalist".split()
+    "head script style noscript noframes noembed template svg math iframe object embed canvas "
+    "audio video map area datalist".split()
 )
 # Elements a browser lays out as their own box: they start and end a block.
 BLOCK_TAGS = frozenset(

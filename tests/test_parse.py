@@ -32,6 +32,7 @@ PAGE = """<!DOCTYPE html><html><head><title>T</title><style>p{}</style>
 <p>Mr. Smith went to <a href="x">Washington</a>. He paid 3.5 USD.<br>Second line
 <!-- c --> here.</p>
 <noscript>Enable JavaScript</noscript><template><p>template text</p></template>
+<noframes><p>Frames fallback</p></noframes><noembed><b>Embed fallback</b></noembed>
 <svg><text>svg text</text></svg><p>Café in Zürich — 東京</p> tail text
 <table><tr><td>cell <i>one</i></td><td><i>cell</i> <i>two</i></td></tr></table>
 <form><label>Search</label><select><option>One</option></select></form></div>
