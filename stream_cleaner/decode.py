@@ -367,6 +367,11 @@ def decode_body(
 def _undeclared(body: bytes) -> Decoded:
     """A body without a (usable) declaration: UTF-8, UTF-8 with windows-1252 bytes in it, or
     what a detector says."""
+    if b"\x1b$" in body and body.isascii():  # ISO-2022-JP's escapes: 7-bit, valid UTF-8 too
+        try:
+            return Decoded(body.decode("iso2022_jp_2"), "iso2022_jp_2", "detected")
+        except UnicodeDecodeError:
+            pass
     try:
         return Decoded(body.decode("utf-8"), "utf-8", "utf-8", body)
     except UnicodeDecodeError:

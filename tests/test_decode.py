@@ -86,6 +86,15 @@ def test_a_utf8_page_declared_in_any_single_byte_charset_is_read_as_utf8(label):
     assert decode_body(raw).text == raw.decode(codecs.lookup(label).name)
 
 
+def test_undeclared_iso_2022_jp_is_read_by_its_escapes():
+    text = "日本語のテキストです。東京は日本の首都です。"
+    raw = page("", text).encode("iso2022_jp")
+    assert raw.isascii()  # 7-bit: valid UTF-8 as well, escapes and all
+    decoded = decode_body(raw)
+    assert text in decoded.text
+    assert "\x1b" not in decoded.text
+
+
 def test_undeclared_legacy_charset_is_detected():
     text = "Съешь же ещё этих мягких французских булок, да выпей чаю. " * 10
     decoded = decode_body(page("", text).encode("cp1251"))
