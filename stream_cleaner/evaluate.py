@@ -45,7 +45,7 @@ _CLEANEVAL_FOOTER = re.compile(rb"</text>\s*\Z")
 # keyboard's shifted digits ending in "&*()" (395 times "!@#$%^&*()  COMMENTS"; typed by hand,
 # also "!@ $%^&*()", "  #$%^&*()", "!#@$%^&*()", a word other than COMMENTS or none) and the
 # readers' comments. Its main-content task scores the article alone.
-_COMMENTS_LINE = re.compile(r"^[ \t]*[!@#$%^ ]*&\*\(\)[ \t]*[A-Z]*[ \t]*$", re.MULTILINE)
+_COMMENTS_LINE = re.compile(r"^[ \t]*+[!@#$%^ ]*+&\*\(\)[ \t]*+[A-Z]*+[ \t]*+$", re.MULTILINE)
 
 # Share of Dragnet pages held out for testing; nothing is ever tuned on them.
 DRAGNET_TEST_PERCENT = 30

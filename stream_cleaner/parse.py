@@ -175,7 +175,8 @@ _TAG_EDGE = re.compile(
     r"[a-zA-Z]"
 )
 _DEPTH_STEP = {"": 1, "/": -1}
-_TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*>")
+# (a tag ends at "<" too, and nothing backtracks: "<a " repeated with no ">" was quadratic)
+_TAG = re.compile(r"<(/?)([a-zA-Z][^\s/<>]*+)[^<>]*+>")
 _LOOKS_LIKE_HTML = re.compile(
     r"<(?:!doctype|html|head|body|meta|title|p|div|span|a|br|table|ul|li|h[1-6]|script|style|"
     r"article|section|nav|header|footer|form|img|b|i|strong|em|font|center|tr|td|main|svg|"

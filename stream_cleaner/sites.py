@@ -129,11 +129,14 @@ def page_identity(url: str | None) -> int | None:
     return _PAGE_PATH | zlib.crc32(key)
 
 
-# A tag's attributes end at the next "<" too: "<link " repeated with no ">" made each search
-# run to the end of the head, quadratic.
-_CANONICAL = re.compile(r"<link\b[^<>]*\brel\s*=\s*[\"']?canonical\b[^<>]*>", re.IGNORECASE)
-_OG_URL = re.compile(r"<meta\b[^<>]*\bproperty\s*=\s*[\"']og:url[\"'][^<>]*>", re.IGNORECASE)
-_BASE = re.compile(r"<base\b[^<>]*>", re.IGNORECASE)
+# Whole tags first, then what names them in each: a tag's attributes end at the next "<" too,
+# and nothing backtracks ("<link " repeated with no ">", or one tag of "rel=canonical "
+# repeated, made the searches quadratic).
+_LINK_TAG = re.compile(r"<link\b[^<>]*+>", re.IGNORECASE)
+_META_TAG = re.compile(r"<meta\b[^<>]*+>", re.IGNORECASE)
+_BASE = re.compile(r"<base\b[^<>]*+>", re.IGNORECASE)
+_IS_CANONICAL = re.compile(r"\brel\s*+=\s*+[\"']?canonical\b", re.IGNORECASE)
+_IS_OG_URL = re.compile(r"\bproperty\s*+=\s*+[\"']og:url[\"']", re.IGNORECASE)
 _HREF = re.compile(r"\bhref\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
 _CONTENT = re.compile(r"\bcontent\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
 _LINK_HOST = re.compile(r"\b(?:href|src|action)\s*=\s*[\"']?https?://([\w.-]+)", re.IGNORECASE)
@@ -150,8 +153,10 @@ def find_page_url(html: str) -> str:
         A URL, or ``""`` when the page names no host at all.
     """
     head = html[:262144]
-    for tag_pattern, value_pattern in ((_CANONICAL, _HREF), (_OG_URL, _CONTENT), (_BASE, _HREF)):
-        tag = tag_pattern.search(head)
+    canonical = _first_tag(_LINK_TAG, _IS_CANONICAL, head)
+    og_url = _first_tag(_META_TAG, _IS_OG_URL, head)
+    base = _BASE.search(head)
+    for tag, value_pattern in ((canonical, _HREF), (og_url, _CONTENT), (base, _HREF)):
         if tag is not None:
             value = value_pattern.search(tag.group())
             if value is not None:
@@ -163,6 +168,14 @@ def find_page_url(html: str) -> str:
     if not hosts:
         return ""
     return f"http://{max(hosts, key=hosts.__getitem__)}/"
+
+
+def _first_tag(tags: re.Pattern[str], named: re.Pattern[str], head: str) -> re.Match[str] | None:
+    """The first of the ``tags`` in ``head`` that ``named`` finds in."""
+    for tag in tags.finditer(head):
+        if named.search(tag.group()) is not None:
+            return tag
+    return None
 
 
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")

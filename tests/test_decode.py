@@ -350,3 +350,13 @@ def test_a_coded_body_decodes_to_at_most_max_bytes(coding):
     with pytest.raises(DecodedTooLarge):
         decode_body(coded, headers={"Content-Encoding": coding}, max_bytes=100_000)
     assert decode_body(coded, headers={"Content-Encoding": coding}, max_bytes=400_000).text
+
+
+def test_a_content_type_of_spaces_after_charset_is_searched_in_linear_time():
+    import time
+
+    started = time.monotonic()
+    assert charset_from_content_type("text/html; charset=" + " " * 100_000) is None
+    assert charset_from_content_type("text/html; charset = ' utf-8'") == "utf-8"
+    assert decode_body(b"<meta charset=" + b" " * 8178 + b"x>").text
+    assert time.monotonic() - started < 1  # a minute before

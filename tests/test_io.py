@@ -882,3 +882,19 @@ def test_a_text_tree_takes_files_where_directories_go_and_very_long_names(tmp_pa
     ((long_name, text),) = written.items()
     assert text == "text of in/cc" and len(long_name.encode()) <= 255
     assert long_name.startswith("c" * 200)
+
+
+def test_records_whose_content_length_runs_past_the_end_are_read_in_linear_time(
+    tmp_path: Path,
+) -> None:
+    import time
+
+    path = tmp_path / "bad.warc"
+    path.write_bytes(
+        b"WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 999999999\r\n\r\n" * 50_000
+    )
+    started = time.monotonic()
+    sources, _ = read_all([path])
+    assert len(sources) == 50_000
+    assert all("block truncated" in (s.doc.error or "") for s in sources)
+    assert time.monotonic() - started < 5  # each record copied the rest of the file

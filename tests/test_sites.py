@@ -316,3 +316,10 @@ def test_the_article_site_labeller_decides_once_the_site_has_enough_pages():
     corpus = SiteTemplates(SiteSettings(min_pages=4))
     docs = [clean_document(site_page(n), sites=corpus) for n in range(6)]
     assert docs[5].dropped[DropReason.SITE_TEMPLATE] >= 3
+
+
+def test_one_long_tag_of_repeated_attributes_is_searched_in_linear_time():
+    started = time.monotonic()
+    assert find_page_url("<link " + "rel=canonical " * 18_000 + ">") == ""
+    assert find_page_url("<meta " + "property='og:url' " * 14_000 + ">") == ""
+    assert time.monotonic() - started < 1  # 7 s each before

@@ -465,6 +465,11 @@ class _Cursor:
     def at_eof(self) -> bool:
         return not self._fill(1)
 
+    def available(self, n: int) -> int:
+        """How many of the next ``n`` bytes the input still has (buffering them)."""
+        self._fill(n)
+        return min(n, len(self._buf) - self._pos)
+
     def peek(self, n: int) -> bytes:
         self._fill(n)
         return bytes(self._buf[self._pos : self._pos + n])
@@ -771,9 +776,10 @@ def _parse_record(cursor: _Cursor, header: dict[str, str]) -> bytes:
     if not (length_text.isascii() and length_text.isdigit()):
         raise _RecordError(f"invalid Content-Length {length_text[:40]!r}")
     length = int(length_text)
+    found = cursor.available(length)  # before copying: a Content-Length past the end of the
+    if found < length:  # input, record after record, copied the rest each time (quadratic)
+        raise _RecordError(f"block truncated: {found} of {length} bytes before the input ends")
     block = cursor.read(length)
-    if len(block) < length:
-        raise _RecordError(f"block truncated: {len(block)} of {length} bytes before the input ends")
     if not _at_record_end(cursor):
         raise _RecordError(
             f"the record does not end after the {length} bytes of its Content-Length"
