@@ -388,8 +388,9 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     """
     import faust
 
-    from . import agents, offsets, produce_requests, views
+    from . import agents, header_names, offsets, produce_requests, views
 
+    header_names.install()  # a header name that is not UTF-8 must not crash the fetch
     settings = WorkerSettings.from_env() if settings is None else settings
     datadir = settings.datadir or os.path.join(
         tempfile.gettempdir(), f"stream-cleaner-{settings.group_id}-data"

@@ -156,6 +156,9 @@ async def tail_async(
     """
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
+    from .header_names import install
+
+    install()  # tail the input topic too, whatever its header names
     consumer = AIOKafkaConsumer(
         **settings.client_kwargs(),
         group_id=None,

@@ -302,6 +302,7 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
     try:
         ids = asyncio.run(_produce(broker, names["input"], inputs, COMPRESSED_INPUTS))
         assert len(set(ids)) == len(ids) == len(inputs) + 1 + len(COMPRESSED_INPUTS)
+        ids.append(_produce_raw_header_name(broker, names["input"], tmp_path))
         expected_reasons = {i: reason for i, (*_, reason) in zip(ids, inputs, strict=False)}
         expected_reasons.update({i: None for i in ids[len(inputs) :]})
         _wait_for(f"{base}/readyz", proc, log, OUTCOME_SECONDS)
@@ -483,6 +484,31 @@ async def _input_positions(servers: str, topic: str, ids: set[str]) -> dict[str,
     finally:
         await consumer.stop()
     return found
+
+
+def _produce_raw_header_name(servers: str, topic: str, tmp_path: Path) -> str:
+    """Produce a page with a header whose name is not UTF-8, as librdkafka may write one (from
+    a process with aiokafka's Python record builder, which lets a name's bytes be chosen);
+    returns its id. aiokafka's reader crashed the worker's fetch on it."""
+    script = tmp_path / "raw_header_name.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from aiokafka import AIOKafkaProducer\n"
+        "class RawName(str):\n"
+        "    def encode(self, *a, **k):\n"
+        "        return b'x-\\xff\\xfe'\n"
+        "async def main():\n"
+        "    producer = AIOKafkaProducer(bootstrap_servers=sys.argv[1])\n"
+        "    await producer.start()\n"
+        "    headers = [(RawName('x'), b'v'), ('id', b'raw-header-name')]\n"
+        "    page = b'<p>The river rises in the hills and flows down to the sea.</p>'\n"
+        "    await producer.send_and_wait(sys.argv[2], page, headers=headers)\n"
+        "    await producer.stop()\n"
+        "asyncio.run(main())\n"
+    )
+    env = {**os.environ, "AIOKAFKA_NO_EXTENSIONS": "1"}
+    subprocess.run([sys.executable, str(script), servers, topic], check=True, env=env, timeout=60)
+    return "raw-header-name"
 
 
 async def _produce_only(servers: str, topic: str, inputs: list) -> None:
