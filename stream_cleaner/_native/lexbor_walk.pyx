@@ -904,22 +904,28 @@ cdef inline bint _is_void_name(const _char *s, Py_ssize_t at, Py_ssize_t n) noex
     return False
 
 
+cdef inline Py_ssize_t _next_open(const _char *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """Where the next "<" at or after ``i`` is (``n`` if there is none), at memchr's speed in
+    a page of Latin-1 or UTF-8."""
+    cdef const void *found
+    if _char is Py_UCS1:
+        found = memchr(s + i, 60, n - i)
+        return n if found == NULL else <const Py_UCS1 *> found - s
+    while i < n and s[i] != u"<":
+        i += 1
+    return i
+
+
 cdef long _max_depth(const _char *s, Py_ssize_t n) noexcept nogil:
     """`max_tag_depth` of ``n`` characters."""
     cdef Py_ssize_t i = 0, at
     cdef long depth = 0, deepest = 0, step
     cdef bint any_edge = False
     cdef Py_UCS4 c
-    cdef const void *found
-    while i < n:
-        if _char is Py_UCS1:  # to the next "<" at memchr's speed
-            found = memchr(s + i, 60, n - i)
-            if found == NULL:
-                break
-            i = <const Py_UCS1 *> found - s
-        elif s[i] != u"<":
-            i += 1
-            continue
+    while True:
+        i = _next_open(s, i, n)
+        if i >= n:
+            break
         i += 1
         at = i
         step = 1
@@ -974,17 +980,11 @@ cdef Py_ssize_t _raw_text_end(const _char *s, Py_ssize_t i, Py_ssize_t n,
                               const char *end_tag) noexcept nogil:
     """Where the raw text of a ``script`` or ``style`` element that starts at ``i`` ends: at
     its end tag (``end_tag``, "</script"), or at ``n``."""
-    cdef const void *found
-    while i < n:
-        if _char is Py_UCS1:
-            found = memchr(s + i, 60, n - i)
-            if found == NULL:
-                return n
-            i = <const Py_UCS1 *> found - s
-        if s[i] == u"<" and _names(s, i, n, end_tag):
+    while True:
+        i = _next_open(s, i, n)
+        if i >= n or _names(s, i, n, end_tag):
             return i
         i += 1
-    return n
 
 
 cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
@@ -996,15 +996,10 @@ cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
     cdef Py_UCS4 c, quote = 0
     cdef const void *found
     cdef const char *raw
-    while i < n:
-        if _char is Py_UCS1:
-            found = memchr(s + i, 60, n - i)
-            if found == NULL:
-                break
-            i = <const Py_UCS1 *> found - s
-        elif s[i] != u"<":
-            i += 1
-            continue
+    while True:
+        i = _next_open(s, i, n)
+        if i >= n:
+            break
         i += 1
         if i >= n or not ((u"a" <= s[i] <= u"z") or (u"A" <= s[i] <= u"Z")):
             continue

@@ -142,16 +142,8 @@ class _LenientBatch(_DefaultRecordBatchPy):
             timestamp = self.first_timestamp + ts_delta
         offset_delta, pos = decode_varint(buffer, pos)
         offset = self.base_offset + offset_delta
-        key_len, pos = decode_varint(buffer, pos)
-        key = None
-        if key_len >= 0:
-            key = bytes(buffer[pos : pos + key_len])
-            pos += key_len
-        value_len, pos = decode_varint(buffer, pos)
-        value = None
-        if value_len >= 0:
-            value = bytes(buffer[pos : pos + value_len])
-            pos += value_len
+        key, pos = _nullable_bytes(buffer, pos)
+        value, pos = _nullable_bytes(buffer, pos)
         header_count, pos = decode_varint(buffer, pos)
         if header_count < 0:
             raise CorruptRecordException(f"Found invalid number of record headers {header_count}")
@@ -162,11 +154,7 @@ class _LenientBatch(_DefaultRecordBatchPy):
                 raise CorruptRecordException(f"Invalid negative header key size {name_len}")
             name = bytes(buffer[pos : pos + name_len]).decode("utf-8", "backslashreplace")
             pos += name_len
-            value_len, pos = decode_varint(buffer, pos)
-            header_value = None
-            if value_len >= 0:
-                header_value = bytes(buffer[pos : pos + value_len])
-                pos += value_len
+            header_value, pos = _nullable_bytes(buffer, pos)
             headers.append((name, header_value))
         if pos - start_pos != length:
             raise CorruptRecordException(
@@ -175,3 +163,11 @@ class _LenientBatch(_DefaultRecordBatchPy):
             )
         self._pos = pos
         return _DefaultRecordPy(offset, timestamp, self.timestamp_type, key, value, headers)
+
+
+def _nullable_bytes(buffer: bytearray, pos: int) -> tuple[bytes | None, int]:
+    """Kafka's NULLABLE_BYTES at ``pos`` (a varint length, -1 for null), and where it ends."""
+    length, pos = decode_varint(buffer, pos)
+    if length < 0:
+        return None, pos
+    return bytes(buffer[pos : pos + length]), pos + length
