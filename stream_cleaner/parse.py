@@ -180,7 +180,9 @@ _TAG = re.compile(r"<(/?)([a-zA-Z][^\s/<>]*+)[^<>]*+>")
 _LOOKS_LIKE_HTML = re.compile(
     r"<(?:!doctype|html|head|body|meta|title|p|div|span|a|br|table|ul|li|h[1-6]|script|style|"
     r"article|section|nav|header|footer|form|img|b|i|strong|em|font|center|tr|td|main|svg|"
-    r"link|noscript|iframe|figure|template|input|button|hr)[\s>/]|<!--",
+    r"link|noscript|iframe|figure|template|input|button|hr)[\s>/]|<!--"
+    # or any whole tag, custom elements too ("<my-app>", "<dl><dd>")
+    r"|</?[a-zA-Z][a-zA-Z0-9-]*+(?:\s[^<>]*+)?/?>",
     re.IGNORECASE,
 )
 
@@ -207,8 +209,8 @@ class PageTooLarge(ValueError):
 
 
 def looks_like_html(text: str) -> bool:
-    """Whether a text has HTML markup: a common tag or a comment anywhere in it (else it is
-    treated as plain text). A page found by its first tag, at once on most pages; pages that
+    """Whether a text has HTML markup: a common tag, a comment or any whole tag anywhere in it
+    (else it is treated as plain text). Most pages are known by their first tag; pages that
     start with 70 kB of white space, a licence comment or an inline SVG are pages too."""
     return _LOOKS_LIKE_HTML.search(text) is not None
 

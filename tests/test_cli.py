@@ -310,3 +310,7 @@ def test_an_output_inside_the_input_tree_is_not_read_back(tmp_path, capsys):
     assert main(["clean", "--no-progress", "-o", str(out), str(out)]) == 1
     assert "is where the output goes" in capsys.readouterr().err
     assert len(out.read_bytes().splitlines()) == 2  # not emptied before it was read
+    linked = tmp_path.parent / f"{tmp_path.name}-link.jsonl"
+    linked.hardlink_to(out)
+    assert main(["clean", "--no-progress", "-o", str(linked), str(out)]) == 1
+    assert len(out.read_bytes().splitlines()) == 2

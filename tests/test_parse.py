@@ -331,6 +331,7 @@ def test_plain_text_is_recognised_and_split_by_lines():
     assert looks_like_html("<!-- " + "licence " * 10_000 + "-->\n<x-app>Text</x-app>")
     assert looks_like_html('<svg viewBox="0 0 1 1"><path d="M0 0"/></svg>' * 2000)
     assert not looks_like_html("a < b and c > d, " * 10_000)
+    assert looks_like_html("<dl><dd>text") and looks_like_html("<my-app>Text</my-app>")
     assert [b.text for b in parse_text_blocks(text)] == [
         "First paragraph here.",
         "Second paragraph.",

@@ -187,12 +187,24 @@ def iter_documents(
     if names.count(STDIN_ARG) > 1:
         raise ValueError("'-' (stdin) may be given only once")
     excluded = frozenset(os.path.realpath(path) for path in exclude)
+    outputs = {_file_id(path) for path in exclude} - {None}  # a hard link is the same file
     for name in names:
         if name != STDIN_ARG and not os.path.exists(name):
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
-        if name != STDIN_ARG and _inside(os.path.realpath(name), excluded):
+        if name != STDIN_ARG and (
+            _inside(os.path.realpath(name), excluded) or _file_id(name) in outputs
+        ):
             raise ValueError(f"{name} is where the output goes: write the output elsewhere")
     return _iter_documents(names, stdin, stats if stats is not None else ReadStats(), excluded)
+
+
+def _file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The device and inode of an existing regular file, else None."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
 
 
 def _inside(path: str, excluded: frozenset[str]) -> bool:
