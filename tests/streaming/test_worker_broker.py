@@ -859,8 +859,9 @@ def test_worker_stays_in_its_group_while_cleaning_large_pages(broker: str, tmp_p
             for base in bases
         ]
 
-        # 0.35-0.6 s of cleaning a page here: 3 to 5 s for 8 pages was too close to the session
-        n_pages = 16
+        # 0.16-0.6 s of cleaning a page here (16 pages once took 2.6 s on a fast host): 32 pages
+        # keep the cleaning well past one session timeout
+        n_pages = 32
         partitions = sorted(int(p) for p in busy)
         inputs = [
             (f"big-{n}".encode(), _big_page(n, 9 * 2**20), partitions[n % 2])
