@@ -272,7 +272,7 @@ def parse_blocks(
             return fast.walk_blocks(
                 document, Block, BLOCK_TAGS, SKIP_TAGS, HEADING_TAGS, LIST_TAGS, TABLE_TAGS,
                 FORM_TAGS, deadline, TimeBudgetExceeded,
-                CLASS_WORD_GROUPS if class_words else None, max_blocks or 0, PageTooLarge,
+                CLASS_WORD_GROUPS if class_words else None, max_blocks or 0, too_many_blocks,
             )  # fmt: skip
         root = document.root
     elif parser == "html5lib":
@@ -561,7 +561,7 @@ def _walk(
                 if deadline is not None and time.monotonic() > deadline:
                     raise TimeBudgetExceeded("time budget exceeded while parsing")
                 if max_blocks and len(blocks) > max_blocks:
-                    raise PageTooLarge(_too_many_blocks(max_blocks))
+                    raise too_many_blocks(max_blocks)
             if tag in block_tags:
                 if parts:
                     flush()
@@ -579,12 +579,13 @@ def _walk(
     if parts:
         flush()
     if max_blocks and len(blocks) > max_blocks:
-        raise PageTooLarge(_too_many_blocks(max_blocks))
+        raise too_many_blocks(max_blocks)
     return blocks
 
 
-def _too_many_blocks(max_blocks: int) -> str:
-    return f"more than max_blocks={max_blocks} text blocks"
+def too_many_blocks(max_blocks: int) -> PageTooLarge:
+    """The error of a page with more than ``max_blocks`` blocks (both walks, plain text)."""
+    return PageTooLarge(f"more than max_blocks={max_blocks} text blocks")
 
 
 class _Html5libNode:

@@ -63,6 +63,7 @@ from .parse import (
     page_title,
     parse_blocks,
     parse_text_blocks,
+    too_many_blocks,
 )
 from .segment import join_kept, split_blocks
 from .settings import CleanerSettings
@@ -330,7 +331,7 @@ class _Run:
             if _is_plain_text(raw, text):
                 blocks = parse_text_blocks(text)
                 if len(blocks) > settings.max_blocks:
-                    raise PageTooLarge(f"more than max_blocks={settings.max_blocks} text blocks")
+                    raise too_many_blocks(settings.max_blocks)
             else:
                 self.title = page_title(text)
                 blocks = parse_blocks(

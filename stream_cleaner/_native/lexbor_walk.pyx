@@ -675,7 +675,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         timeout_error: the exception class raised past the deadline.
         class_word_groups: `parse.CLASS_WORD_GROUPS`, or None to leave every block's
             ``class_words`` and ``comment_marks`` 0 without reading an attribute.
-        max_blocks: past this many blocks (0: no limit), ``too_many_error`` is raised.
+        max_blocks: past this many blocks (0: no limit), ``too_many_error(max_blocks)`` (an
+            exception; `parse.too_many_blocks`) is raised.
     """
     cdef _Walk walk = _Walk()
     cdef tuple path_sets = (
@@ -775,7 +776,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                     if deadline is not None and monotonic() > deadline:
                         raise timeout_error("time budget exceeded while parsing")
                     if max_blocks and len(walk.columns[0]) > max_blocks:
-                        raise too_many_error(f"more than max_blocks={max_blocks} text blocks")
+                        raise too_many_error(max_blocks)
                 if kind & IS_BLOCK:
                     if walk.has_text:
                         walk.flush()
@@ -799,7 +800,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     if walk.has_text:
         walk.flush()
     if max_blocks and len(walk.columns[0]) > max_blocks:
-        raise too_many_error(f"more than max_blocks={max_blocks} text blocks")
+        raise too_many_error(max_blocks)
     return _make_blocks(block, walk.columns)
 
 
