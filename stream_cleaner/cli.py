@@ -846,75 +846,12 @@ def _clean_sources(
                 clean_document(source.doc, settings=settings, sites=sites, learn_site=False),
             )
         return
-    yield from _clean_in_processes(sources, settings, jobs, sites)
-
-
-def _clean_in_processes(
-    sources: Iterator[Source], settings: CleanerSettings, jobs: int, sites: SiteTemplates | None
-) -> Iterator[tuple[Source, CleanedDocument]]:
-    """`_clean_sources` in ``jobs`` processes, in order, at most ``8 * jobs`` pages ahead.
-
-    A process that dies (killed, out of memory) takes the pool with it: the pages then in
-    flight are cleaned again one at a time in a new pool, and a page whose process dies again
-    ends as ``internal_error``, so every page still gives exactly one record.
-    """
-    import collections
     import multiprocessing as mp
-    from concurrent.futures import Future, ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     # fork shares the already memory-mapped model pages with the children
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-
-    def new_pool() -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            jobs, mp_context=ctx, initializer=_init_worker, initargs=(settings, sites)
-        )
-
-    pool = new_pool()
-    pending: collections.deque[tuple[Source, Future]] = collections.deque()
-
-    def first() -> Iterator[tuple[Source, CleanedDocument]]:
-        nonlocal pool
-        source, future = pending[0]
-        try:
-            result = future.result()
-        except BrokenProcessPool:
-            pool.shutdown(cancel_futures=True)
-            pool = new_pool()
-            while pending:  # again, alone: a page that kills its process again is the cause
-                source, _ = pending.popleft()
-                try:
-                    yield pool.submit(_clean_in_worker, source).result()
-                except BrokenProcessPool:
-                    pool.shutdown(cancel_futures=True)
-                    pool = new_pool()
-                    yield source, _died(source, settings)
-            return
-        pending.popleft()
-        yield result
-
-    try:
-        for source in sources:
-            pending.append((source, pool.submit(_clean_in_worker, source)))
-            if len(pending) >= 8 * jobs:
-                yield from first()
-        while pending:
-            yield from first()
-    finally:
-        pool.shutdown(cancel_futures=True)
-
-
-def _died(source: Source, settings: CleanerSettings) -> CleanedDocument:
-    """The error record of a page whose cleaning process died twice."""
-    import dataclasses
-
-    from .decide import ErrorReason
-    from .pipeline import clean_document
-
-    detail = "the process cleaning the page died (killed, or out of memory), twice"
-    failed = dataclasses.replace(source.doc, body=b"", error=f"{ErrorReason.INTERNAL}: {detail}")
-    return clean_document(failed, settings=settings)
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(settings, sites)) as pool:
+        yield from pool.imap(_clean_in_worker, sources, chunksize=4)
 
 
 _WORKER_SETTINGS: CleanerSettings | None = None

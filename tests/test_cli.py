@@ -248,30 +248,6 @@ def test_clean_every_cleaneval_page_gives_one_record_each(tmp_path):
     assert [r for r in records if r["error"]] == []
 
 
-def test_a_cleaning_process_killed_mid_run_loses_no_page():
-    import multiprocessing
-    import os
-    import signal
-
-    from stream_cleaner.cli import _clean_sources
-    from stream_cleaner.document import RawDocument
-    from stream_cleaner.io.readers import Source
-    from stream_cleaner.settings import CleanerSettings
-
-    body = (SAMPLES / "blog-post.html").read_bytes()
-    sources = [Source(RawDocument(body=body, id=f"p{i}"), f"p{i}") for i in range(80)]
-    outputs = []
-    for source, doc in _clean_sources(iter(sources), CleanerSettings(), jobs=2):
-        outputs.append((source.origin, doc.id, doc.error))
-        if len(outputs) == 1:  # the pool's processes are busy with the next pages: kill one
-            children = multiprocessing.active_children()
-            assert children
-            os.kill(children[0].pid, signal.SIGKILL)
-    assert [origin for origin, _, _ in outputs] == [s.origin for s in sources]
-    assert [doc_id for _, doc_id, _ in outputs] == [f"p{i}" for i in range(80)]
-    assert all(error is None for _, _, error in outputs)  # in flight again, alone, and cleaned
-
-
 def test_a_file_name_that_is_not_utf8_is_written_escaped_in_every_format(tmp_path, capsys):
     import os
 
