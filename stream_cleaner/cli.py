@@ -846,29 +846,9 @@ def _clean_sources(
                 clean_document(source.doc, settings=settings, sites=sites, learn_site=False),
             )
         return
-    import multiprocessing as mp
+    from .parallel import clean_in_processes
 
-    # fork shares the already memory-mapped model pages with the children
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(settings, sites)) as pool:
-        yield from pool.imap(_clean_in_worker, sources, chunksize=4)
-
-
-_WORKER_SETTINGS: CleanerSettings | None = None
-_WORKER_SITES: SiteTemplates | None = None
-
-
-def _init_worker(settings: CleanerSettings, sites: SiteTemplates | None) -> None:
-    global _WORKER_SETTINGS, _WORKER_SITES
-    _WORKER_SETTINGS, _WORKER_SITES = settings, sites
-
-
-def _clean_in_worker(source: Source) -> tuple[Source, CleanedDocument]:
-    from .pipeline import clean_document
-
-    return source, clean_document(
-        source.doc, settings=_WORKER_SETTINGS, sites=_WORKER_SITES, learn_site=False
-    )
+    yield from clean_in_processes(sources, settings, jobs, sites)
 
 
 def _cmd_train_lm(args: argparse.Namespace) -> int:
