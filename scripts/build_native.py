@@ -2,7 +2,8 @@
 
 Cython modules for the hot loops: ``sentences`` splits blocks into sentences, ``signatures``
 hashes blocks for site templates, ``trees`` walks the labeller's trees, ``text_features``
-scans block texts for it and ``record_batch`` writes the worker's Kafka record batches.
+scans block texts for it, ``decoding`` reads pages of mixed UTF-8 and windows-1252
+and ``record_batch`` writes the worker's Kafka record batches.
 Two read the C structures of extensions the package already uses: ``lexbor_walk`` walks
 selectolax's lexbor tree, and ``kenlm_score`` normalises and scores through the C++ model a
 ``kenlm.Model`` holds.
@@ -89,6 +90,11 @@ def main() -> int:
         Extension(
             "stream_cleaner._native.text_features",
             [str(NATIVE / "text_features.pyx")],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "stream_cleaner._native.decoding",
+            [str(NATIVE / "decoding.pyx")],
             extra_compile_args=["-O2"],
         ),
         Extension(

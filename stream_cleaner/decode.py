@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from ._native import native_module
+
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
     (codecs.BOM_UTF32_LE, "utf-32-le"),  # before UTF-16 LE: it starts with the same bytes
@@ -477,7 +479,11 @@ def _utf8_with_cp1252(body: bytes) -> str | None:
     garble every UTF-8 character. Returns None when the page has no valid multi-byte UTF-8
     sequence at all (then it is a legacy charset: ask the detector).
     """
-    text = body.decode("utf-8", errors=_CP1252_FALLBACK)
+    fast = native_module("decoding")
+    if fast is not None:  # the same text in one pass, for pages of many stray bytes
+        text = fast.utf8_with_cp1252(body).decode("utf-8")
+    else:
+        text = body.decode("utf-8", errors=_CP1252_FALLBACK)
     # each valid multi-byte sequence makes the text shorter than the bytes; a byte read as
     # windows-1252 keeps the length
     return text if len(text) < len(body) else None

@@ -941,3 +941,23 @@ def test_native_crc32c_is_castagnolis(native):
                 assert module.crc32c(data) == calc_crc32c(data)
     finally:
         module.use_fastest_crc(True)
+
+
+def test_native_utf8_with_cp1252_is_pythons_decoding(native):
+    from stream_cleaner import decode
+
+    module = native["decoding"]
+    rng = random.Random(7)
+    cases = [
+        b"",
+        "caf\u00e9 \u6771\u4eac \U0001f600".encode() + b"caf\xe9 \x80\x81\x8d\x8f\x90\x9d\xff",
+        b"\xe9\x80A \xe0\x80\x80 \xed\xa0\x80 \xf4\x90\x80\x80 \xf0\x8f\xbf\xbf \xc0\xaf \xc2",
+        b"\xf0\x9f\x98",  # a sequence cut at the end
+    ]
+    # random bytes, and random runs of valid and broken UTF-8 (the edges of each lead byte)
+    cases += [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) for _ in range(300)]
+    pieces = [b"a", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xe9", b"\x80", b"\xf4"]
+    cases += [b"".join(rng.choices(pieces, k=rng.randrange(1, 60))) for _ in range(300)]
+    for body in cases:
+        expected = body.decode("utf-8", errors=decode._CP1252_FALLBACK)
+        assert module.utf8_with_cp1252(body).decode("utf-8") == expected, body
