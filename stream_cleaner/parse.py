@@ -156,6 +156,10 @@ MAX_NESTING_DEPTH = 512
 # (lexbor about 0.1 s, html5lib 1 s). Of the 2,468 benchmark pages here (Dragnet, CleanEval,
 # GoogleTrends, package pages) the heaviest comes to 182,255.
 MAX_ATTRIBUTE_WORK = 5e7
+# distinct tag and attribute names past which no parser is given a page: lexbor's name tables
+# take time quadratic in them (160,000 distinct attribute names in 2.7 MB: 5.9 s; as many
+# custom tags 3.4 s). The benchmark pages here have at most about 200.
+MAX_NAMES = 20_000
 _HTML_SPACE = frozenset(" \t\n\f\r")
 _HTML_SPACE_OR_SLASH = _HTML_SPACE | {"/"}
 _LONG_TAG = 256
@@ -258,11 +262,19 @@ def parse_blocks(
     # exactly when ``html`` was decoded from it and nesting left it alone
     source = utf8 if utf8 is not None and limited is html else limited
     fast = native_module("lexbor_walk")
-    work = fast.attribute_work(source) if fast is not None else _attribute_work(limited)
+    work, names = (
+        fast.markup_work(source, MAX_NAMES)
+        if fast is not None
+        else _markup_work(limited, MAX_NAMES)
+    )
     if work > MAX_ATTRIBUTE_WORK:
         raise PageTooLarge(
             "elements with too many attributes to parse in time (their counts' squares sum "
             f"to {work:.0f}, above {MAX_ATTRIBUTE_WORK:.0f})"
+        )
+    if names > MAX_NAMES:
+        raise PageTooLarge(
+            f"more than {MAX_NAMES} distinct tag and attribute names, too many to parse in time"
         )
     if parser == "lexbor":
         from selectolax.lexbor import LexborHTMLParser
@@ -336,6 +348,44 @@ def _attribute_work(html: str) -> float:
         if raw is not None:
             end = _RAW_TEXT_END[raw.group(1).lower()].search(html, position)
             position = len(html) if end is None else end.start()
+
+
+def markup_work(html: str, max_names: int = MAX_NAMES) -> tuple[float, int]:
+    """`attribute_work`, and how many distinct tag and attribute names ``html`` holds when it
+    reads more than ``max_names`` names in all (else that count, which is no less: a page
+    passes when the second figure is at most ``max_names``). Natively when built."""
+    fast = native_module("lexbor_walk")
+    return fast.markup_work(html, max_names) if fast is not None else _markup_work(html, max_names)
+
+
+def _markup_work(html: str, max_names: int) -> tuple[float, int]:
+    """`markup_work` in Python: only a page of more than ``2 * max_names`` characters has its
+    names counted (a name takes two at least: "<p", " a"), and a quote opens a value anywhere
+    in a tag (`_TAG_SPAN`)."""
+    work = _attribute_work(html)
+    if len(html) // 2 <= max_names:
+        return work, len(html) // 2
+    names: set[str] = set()
+    position = 0
+    while len(names) <= max_names:
+        match = _LONG_TAG_START.search(html, position)
+        if match is None:
+            break
+        span = _TAG_SPAN.match(html, match.start())
+        assert span is not None  # the pattern matches any "<" and letter
+        position = span.end()
+        names.add("<" + html[match.start() + 1 : span.start(1)].lower())
+        rest = _QUOTED.sub(" ", span.group(1))
+        names.update(name.lower() for name in _ATTRIBUTE_NAME.findall(rest))
+        raw = _RAW_TEXT_NAME.match(html, match.start() + 1)
+        if raw is not None:
+            end = _RAW_TEXT_END[raw.group(1).lower()].search(html, position)
+            position = len(html) if end is None else end.start()
+    return work, len(names)
+
+
+_QUOTED = re.compile(r"""=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s>]*+)""")
+_ATTRIBUTE_NAME = re.compile(r"[^\s/>=]++")
 
 
 def _count_attributes(rest: str) -> int:

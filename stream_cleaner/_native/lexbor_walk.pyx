@@ -10,7 +10,7 @@ arrays of tag ids, and the blocks are made by writing their slots (`sentences.ma
 `parse._walk` stays the reference: tests check that both give the same blocks.
 """
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -988,9 +988,40 @@ cdef Py_ssize_t _raw_text_end(const _char *s, Py_ssize_t i, Py_ssize_t n,
         i += 1
 
 
-cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
-    """`parse.attribute_work` of ``n`` characters."""
-    cdef Py_ssize_t i = 0, start
+cdef struct _Names:
+    # the tag and attribute names read; with ``slots`` (an open-addressing set of their
+    # 64-bit hashes, ``mask + 1`` of them, 0 for empty), also how many are distinct
+    Py_ssize_t seen
+    Py_ssize_t distinct
+    uint64_t *slots
+    uint64_t mask
+
+
+cdef inline void _add_name(_Names *names, const _char *s, Py_ssize_t start, Py_ssize_t end,
+                           uint64_t basis) noexcept nogil:
+    """Count the name ``s[start:end]`` (``basis`` keeps tag names apart from attributes')."""
+    cdef uint64_t h = basis, slot
+    cdef Py_ssize_t k
+    names.seen += 1
+    if names.slots == NULL:
+        return
+    for k in range(start, end):  # FNV-1a over the folded characters
+        h = (h ^ _fold(<uint32_t> s[k])) * 1099511628211ULL
+    if h == 0:
+        h = 1
+    slot = h & names.mask
+    while names.slots[slot] != 0:
+        if names.slots[slot] == h:
+            return
+        slot = (slot + 1) & names.mask
+    if <uint64_t> names.distinct * 2 < names.mask:  # a full set stops counting: it is enough
+        names.slots[slot] = h
+        names.distinct += 1
+
+
+cdef double _attribute_work(const _char *s, Py_ssize_t n, _Names *names) noexcept nogil:
+    """`parse.attribute_work` of ``n`` characters; the names it reads are counted in ``names``."""
+    cdef Py_ssize_t i = 0, start, name_start = 0
     cdef double work = 0
     cdef long count
     cdef int state
@@ -1012,6 +1043,7 @@ cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
             raw = "</style"
         while i < n and not _html_space(s[i]) and s[i] != u"/" and s[i] != u">":
             i += 1
+        _add_name(names, s, start, i, 14695981039346656037ULL)
         if raw != NULL and i - start != (6 if raw[2] == 115 and raw[3] == 99 else 5):
             raw = NULL  # "scripts", "styles": another name
         # the tokenizer's attribute states: 0 before a name, 1 in a name, 2 after one,
@@ -1020,6 +1052,8 @@ cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
         count = 0
         while i < n:
             c = s[i]
+            if state == 1 and (_html_space(c) or c == u"/" or c == u"=" or c == u">"):
+                _add_name(names, s, name_start, i, 1469598103934665603ULL)
             if state == 4:
                 if _char is Py_UCS1:  # to the closing quote at memchr's speed
                     found = memchr(s + i, quote, n - i)
@@ -1036,6 +1070,7 @@ cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
                 if not (_html_space(c) or c == u"/"):
                     count += 1
                     state = 1
+                    name_start = i
             elif state == 1:
                 if _html_space(c):
                     state = 2
@@ -1051,6 +1086,7 @@ cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
                 elif not _html_space(c):
                     count += 1
                     state = 1
+                    name_start = i
             elif state == 3:
                 if c == u"\"" or c == u"'":
                     quote = c
@@ -1060,21 +1096,55 @@ cdef double _attribute_work(const _char *s, Py_ssize_t n) noexcept nogil:
             elif _html_space(c):  # state 5
                 state = 0
             i += 1
+        if state == 1 and i >= n:
+            _add_name(names, s, name_start, n, 1469598103934665603ULL)
         work += <double> count * count
         if raw != NULL and i < n:
             i = _raw_text_end(s, i + 1, n, raw)
     return work
 
 
-def attribute_work(html):
-    """`parse.attribute_work`: the sum over start tags of the square of their attributes, of
-    a str or of its UTF-8 (the same sum: the tags are ASCII)."""
+cdef double _work(object html, _Names *names) except? -1:
+    """`_attribute_work` of a str or of its UTF-8 bytes."""
     if isinstance(html, bytes):
-        return _attribute_work(<const Py_UCS1 *> <const char *> html, len(html))
+        return _attribute_work(<const Py_UCS1 *> <const char *> html, len(html), names)
     cdef int kind = PyUnicode_KIND(html)
     cdef Py_ssize_t n = len(html)
     if kind == 1:
-        return _attribute_work(<const Py_UCS1 *> PyUnicode_DATA(html), n)
+        return _attribute_work(<const Py_UCS1 *> PyUnicode_DATA(html), n, names)
     if kind == 2:
-        return _attribute_work(<const Py_UCS2 *> PyUnicode_DATA(html), n)
-    return _attribute_work(<const Py_UCS4 *> PyUnicode_DATA(html), n)
+        return _attribute_work(<const Py_UCS2 *> PyUnicode_DATA(html), n, names)
+    return _attribute_work(<const Py_UCS4 *> PyUnicode_DATA(html), n, names)
+
+
+def attribute_work(html):
+    """`parse.attribute_work`: the sum over start tags of the square of their attributes, of
+    a str or of its UTF-8 (the same sum: the tags are ASCII)."""
+    cdef _Names names
+    names.seen = names.distinct = 0
+    names.slots = NULL
+    return _work(html, &names)
+
+
+def markup_work(html, Py_ssize_t max_names):
+    """`parse.markup_work`: `attribute_work`, and the distinct tag and attribute names, at
+    most ``max_names + 1`` of them, counted only when the page reads more than ``max_names``
+    names in all (else that count, which is no less)."""
+    cdef _Names names
+    cdef uint64_t size = 1
+    names.seen = names.distinct = 0
+    names.slots = NULL
+    work = _work(html, &names)
+    if names.seen <= max_names:
+        return work, names.seen
+    while size < <uint64_t> (max_names + 1) * 4:
+        size *= 2
+    names.slots = <uint64_t *> PyMem_Calloc(size, sizeof(uint64_t))
+    if names.slots == NULL:
+        raise MemoryError()
+    names.mask = size - 1
+    try:
+        _work(html, &names)
+    finally:
+        PyMem_Free(names.slots)
+    return work, names.distinct
