@@ -37,6 +37,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -269,6 +270,9 @@ def predict_page(
 
     Raises:
         decode.BinaryContent: the bytes are not a text format.
+        parse.PageTooLarge: the page has more blocks than ``settings.max_blocks``, or markup
+            too heavy to parse (as `clean_document` refuses it).
+        parse.TimeBudgetExceeded: parsing took longer than ``settings.time_budget_seconds``.
     """
     from .decode import decode_body
     from .document import RawDocument
@@ -277,8 +281,14 @@ def predict_page(
     from .settings import CleanerSettings
 
     settings = settings or CleanerSettings()
+    budget = settings.time_budget_seconds
     text = decode_body(body).text
-    blocks = parse_blocks(text, parser=settings.parser)
+    blocks = parse_blocks(
+        text,
+        parser=settings.parser,
+        deadline=time.monotonic() + budget if budget else None,
+        max_blocks=settings.max_blocks,
+    )
     document = clean_document(
         RawDocument(body=text, id=source, content_type="text/html"),
         settings=settings,

@@ -11,11 +11,12 @@ Routes (`ROUTES`; described in ``static/openapi.json``, served at ``/api/openapi
   the predicted labels (or the saved ones).
 - ``POST /api/annotate/save``: an annotation (`annotations.PageAnnotation`) -> written.
 
-Errors are JSON, ``{"error": {"status", "code", "message"}}``: 400 malformed JSON or a
-missing parameter, 403 a disabled feature or a path outside the folder, 404 a missing page,
-413 a body, text or fetched page over its limit, 422 a value the API does not accept (unknown
-model or mode, bad threshold, URL scheme), 502/504 a failed or slow fetch, 503 a page that
-ran out of processing time.
+Errors are JSON, ``{"error": {"status", "code", "message"}}``: 400 malformed JSON, a body
+that cannot be read or a missing parameter, 403 a disabled feature or a path outside the
+folder, 404 a missing page, 408 a body not sent within ``max_request_seconds``, 413 a body,
+text or fetched page over its limit (or a page too large to parse), 422 a value the API does
+not accept (unknown model or mode, bad threshold, URL scheme), 502/504 a failed or slow
+fetch, 503 a page that ran out of processing time.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from ..decide import DropReason, ErrorReason
 from ..decode import BinaryContent
 from ..document import RawDocument
 from ..lm import DEFAULT_MODEL_PATH, LanguageModel, load_model, perplexity
+from ..parse import PageTooLarge, TimeBudgetExceeded
 from ..pipeline import clean_document
 from ..settings import CleanerSettings
 from .config import DEFAULT_MODEL_NAME, WebSettings
@@ -170,7 +172,10 @@ class DemoApi:
     def add_routes(self, app: web.Application) -> None:
         """Add every route of `ROUTES` to a plain aiohttp application."""
         for route in ROUTES:
-            app.router.add_route(route.method, route.path, self.handler(route.name))
+            if route.method == "GET":  # HEAD too, as for any GET
+                app.router.add_get(route.path, self.handler(route.name))
+            else:
+                app.router.add_route(route.method, route.path, self.handler(route.name))
 
     # --- shared helpers ---------------------------------------------------------------------
 
@@ -242,14 +247,26 @@ class DemoApi:
         )
         if request.content_length is not None and request.content_length > limit:
             raise too_large
+        from aiohttp.web import RequestPayloadError
+
         body = bytearray()
-        async for chunk in request.content.iter_chunked(65536):
-            body += chunk
-            if len(body) > limit:
-                raise too_large
+        seconds = self.web.max_request_seconds
+        try:
+            async with asyncio.timeout(seconds):  # a client that stops sending is let go
+                async for chunk in request.content.iter_chunked(65536):
+                    body += chunk
+                    if len(body) > limit:
+                        raise too_large
+        except TimeoutError:
+            raise ApiError(
+                408, "body_timeout", f"the request body took more than {seconds:g} s to send"
+            ) from None
+        except (RequestPayloadError, ConnectionResetError) as exc:
+            # a body that is not in its Content-Encoding, a bad chunk, a client gone
+            raise ApiError(400, "bad_body", f"the request body cannot be read: {exc}") from None
         try:
             value = json.loads(body)
-        except ValueError as exc:  # UnicodeDecodeError included
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError included; deep nesting
             raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}") from None
         if not isinstance(value, dict):
             raise ApiError(400, "malformed_json", "the body must be a JSON object")
@@ -285,11 +302,15 @@ class DemoApi:
         if value is None:
             return self.cleaner.max_sentence_perplexity
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or value <= 0:
+        try:
+            number = float(value) if ok else math.nan
+        except OverflowError:  # an integer of hundreds of digits
+            number = math.inf
+        if not math.isfinite(number) or number <= 0:
             raise ApiError(
                 422, "invalid_max_perplexity", "max_perplexity must be a positive number"
             )
-        return float(value)
+        return number
 
     # --- handlers ---------------------------------------------------------------------------
 
@@ -431,10 +452,15 @@ class DemoApi:
         else:
             raise ApiError(422, "missing_input", "give a path or an uploaded html_base64")
         _, model = self.model(None)
+        settings = self.settings_for(self.cleaner.mode, self.cleaner.max_sentence_perplexity)
         try:
-            page = await self.run(predict_page, body, source, settings=self.cleaner, model=model)
+            page = await self.run(predict_page, body, source, settings=settings, model=model)
         except BinaryContent as exc:
             raise ApiError(422, ErrorReason.BINARY, str(exc)) from None
+        except PageTooLarge as exc:
+            raise ApiError(413, ErrorReason.TOO_LARGE, str(exc)) from None
+        except TimeBudgetExceeded as exc:
+            raise ApiError(503, ErrorReason.TIME_BUDGET, str(exc)) from None
         saved = None
         if self.web.annotations_dir is not None:
             try:
@@ -462,12 +488,19 @@ class DemoApi:
             raise ApiError(403, "pages_dir_disabled", "this server has no pages folder")
         if not isinstance(path, str):
             raise ApiError(422, "invalid_path", "path must be a string")
-        full = resolve_under(self.web.pages_dir, path)
-        if not full.is_file():
-            raise ApiError(404, "page_not_found", f"no page {path!r} in the pages folder")
-        if full.stat().st_size > self.web.max_body_bytes:
-            raise ApiError(413, "page_too_large", f"the page is over {self.web.max_body_bytes} B")
-        return full.read_bytes(), full.relative_to(Path(self.web.pages_dir).resolve()).as_posix()
+        not_found = ApiError(404, "page_not_found", f"no page {path!r} in the pages folder")
+        try:
+            full = resolve_under(self.web.pages_dir, path)
+            if not full.is_file():
+                raise not_found
+            if full.stat().st_size > self.web.max_body_bytes:
+                raise ApiError(
+                    413, "page_too_large", f"the page is over {self.web.max_body_bytes} B"
+                )
+            body = full.read_bytes()
+        except OSError:  # a name too long, a loop of links, a page gone or unreadable
+            raise not_found from None
+        return body, full.relative_to(Path(self.web.pages_dir).resolve()).as_posix()
 
     def _uploaded_page(self, name: Any, encoded: Any) -> tuple[bytes, str]:
         if not isinstance(encoded, str):
@@ -489,7 +522,11 @@ class DemoApi:
             )
         try:
             page = PageAnnotation.from_dict(payload)
+            path = write_annotation(self.web.annotations_dir, page)
         except AnnotationError as exc:
             raise ApiError(422, "invalid_annotation", str(exc)) from None
-        path = write_annotation(self.web.annotations_dir, page)
+        except UnicodeEncodeError:  # a lone surrogate ("\\ud800") that JSON let through
+            raise ApiError(
+                422, "invalid_annotation", "the annotation holds text that is not Unicode"
+            ) from None
         return web.json_response({"saved": path.name, "blocks": len(page.blocks)})

@@ -76,6 +76,8 @@ async def resolve_checked(host: str, port: int, *, allow_private: bool) -> list[
         infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise FetchError(502, "fetch_failed", f"cannot resolve {host}: {exc}") from None
+    except UnicodeError as exc:  # the IDNA codec: a label over 63 characters, an empty one
+        raise FetchError(422, "invalid_url", f"not a valid host name: {exc}") from None
     if not infos:
         raise FetchError(502, "fetch_failed", f"{host} has no address")
     results = []
@@ -158,7 +160,10 @@ async def _fetch(session: Any, url: str, *, max_bytes: int, allow_private: bool)
         await resolve_checked(host, port, allow_private=allow_private)
         async with session.get(url, allow_redirects=False) as response:
             if response.status in (301, 302, 303, 307, 308) and "Location" in response.headers:
-                url = urljoin(url, response.headers["Location"])
+                try:
+                    url = urljoin(url, response.headers["Location"])
+                except ValueError as exc:  # "http://[::1": an unclosed IPv6 literal
+                    raise FetchError(502, "fetch_failed", f"a bad redirect: {exc}") from None
                 continue
             if response.status >= 400:
                 raise FetchError(502, "fetch_failed", f"the server answered {response.status}")

@@ -72,13 +72,20 @@ def running(app: Any) -> Iterator[str]:
 
 
 def request(
-    url: str, *, method: str = "GET", body: bytes | None = None, data: Any = None
+    url: str,
+    *,
+    method: str = "GET",
+    body: bytes | None = None,
+    data: Any = None,
+    headers: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
     """HTTP request; returns the status and the JSON answer (or the text when not JSON)."""
     if data is not None:
         body = json.dumps(data).encode()
     req = urllib.request.Request(url, data=body, method=method)
     req.add_header("Content-Type", "application/json")
+    for name, value in (headers or {}).items():
+        req.add_header(name, value)
     try:
         with urllib.request.urlopen(req, timeout=30) as response:
             status, raw = response.status, response.read()

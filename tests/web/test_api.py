@@ -116,6 +116,41 @@ def test_malformed_and_oversize_bodies(base):
     assert (status, answer["error"]["code"]) == (413, "body_too_large")
 
 
+def test_hostile_bodies_are_client_errors(base):
+    url = base + "/api/clean"
+    status, answer = request(
+        url, method="POST", body=b'{"html": "<p>Hi.</p>", "max_perplexity": 1' + b"0" * 400 + b"}"
+    )
+    assert (status, answer["error"]["code"]) == (422, "invalid_max_perplexity")
+    status, answer = request(url, method="POST", body=b"[" * 20_000 + b"]" * 20_000)
+    assert (status, answer["error"]["code"]) == (400, "malformed_json")  # not a RecursionError
+    for coding in ("gzip", "deflate"):
+        status, answer = request(
+            url, method="POST", body=b"not compressed", headers={"Content-Encoding": coding}
+        )
+        assert (status, answer["error"]["code"]) == (400, "bad_body"), coding
+    assert request(base + "/demo", method="HEAD")[0] == 200
+    assert request(base + "/api/openapi.json", method="HEAD")[0] == 200
+
+
+def test_a_client_that_stops_sending_its_body_is_answered_408():
+    import socket
+    import time
+
+    with running(create_web_app(WebSettings(max_request_seconds=1))) as url:
+        port = int(url.rsplit(":", 1)[1])
+        started = time.monotonic()
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(
+                b"POST /api/clean HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 1000\r\n\r\n{"html": "<p>'
+            )
+            answer = sock.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 408"), answer
+        assert b"body_timeout" in answer
+        assert time.monotonic() - started < 5
+
+
 def test_the_time_budget_ends_a_request_with_503():
     with running(create_web_app(cleaner=CleanerSettings(time_budget_seconds=1e-9))) as url:
         status, answer = clean(url, text=ARTICLE)
@@ -209,6 +244,7 @@ def test_annotation_pages_load_and_save(base, folders):
         ({"path": "/etc/passwd"}, 403, "path_outside_folder"),
         ({"path": "escape.html"}, 403, "path_outside_folder"),
         ({"path": "missing.html"}, 404, "page_not_found"),
+        ({"path": "a" * 300}, 404, "page_not_found"),  # a name too long for the file system
         ({"path": ""}, 422, "invalid_path"),
         ({"name": "a.html", "html_base64": "not base64!"}, 422, "invalid_input"),
         (
@@ -217,11 +253,26 @@ def test_annotation_pages_load_and_save(base, folders):
             "binary_content",
         ),
         ({}, 422, "missing_input"),
+        (  # as /api/clean refuses it: one element of 8,000 attributes
+            {"html_base64": base64.b64encode(b"<p" + b" a" * 8_000 + b">Hi.</p>").decode()},
+            413,
+            "too_large",
+        ),
     ],
 )
 def test_annotation_load_errors(base, payload, status, code):
     got, answer = request(base + "/api/annotate/load", method="POST", data=payload)
     assert (got, answer["error"]["code"]) == (status, code), answer
+
+
+def test_annotation_load_keeps_the_cleaners_limits(tmp_path):
+    settings = WebSettings(pages_dir=str(tmp_path))
+    page = base64.b64encode(b"<p>A paragraph.</p>" * 50).decode()
+    with running(create_web_app(settings, CleanerSettings(max_blocks=10))) as url:
+        status, answer = request(
+            url + "/api/annotate/load", method="POST", data={"html_base64": page}
+        )
+    assert (status, answer["error"]["code"]) == (413, "too_large")  # as /api/clean answers
 
 
 def test_annotation_save_errors(base):
@@ -233,6 +284,20 @@ def test_annotation_save_errors(base):
             "invalid_annotation",
         ),
         ({"source": ""}, "invalid_annotation"),
+        (  # a lone surrogate: valid JSON, no Unicode to write
+            {
+                "blocks": [
+                    {
+                        "index": 0,
+                        "text": "\ud800",
+                        "tag_path": "p",
+                        "label": "content",
+                        "kind": "paragraph",
+                    }
+                ]
+            },
+            "invalid_annotation",
+        ),
     ]:
         status, answer = request(
             base + "/api/annotate/save", method="POST", data={**good, **change}
@@ -274,6 +339,11 @@ def origin():
     app.router.add_get("/page", page)
     app.router.add_get("/redirect", redirect)
     app.router.add_get("/big", big)
+
+    async def bad_redirect(request):
+        return web.Response(status=302, headers={"Location": "http://[::1"})
+
+    app.router.add_get("/bad-redirect", bad_redirect)
     with running(app) as url:
         yield url
 
@@ -284,7 +354,8 @@ def test_fetching_refuses_private_addresses_unless_allowed(origin):
         for target in (origin + "/page", origin.replace("127.0.0.1", "localhost") + "/page"):
             status, answer = clean(url, url=target)
             assert (status, answer["error"]["code"]) == (403, "address_not_allowed"), target
-        for target in ("ftp://example.org/a", "file:///etc/passwd", "http:///nohost"):
+        long_label = "http://" + "a" * 64 + ".example/"  # IDNA refuses labels over 63
+        for target in ("ftp://example.org/a", "file:///etc/passwd", "http:///nohost", long_label):
             status, answer = clean(url, url=target)
             assert (status, answer["error"]["code"]) == (422, "invalid_url"), target
     with running(create_web_app(settings.with_options(fetch_private=True))) as url:
@@ -294,8 +365,9 @@ def test_fetching_refuses_private_addresses_unless_allowed(origin):
         assert by_text(doc)["Menu"]["kept"] is False
         status, answer = clean(url, url=origin + "/big")
         assert (status, answer["error"]["code"]) == (413, "fetch_too_large")
-        status, answer = clean(url, url=origin + "/missing")
-        assert (status, answer["error"]["code"]) == (502, "fetch_failed")
+        for path in ("/missing", "/bad-redirect"):
+            status, answer = clean(url, url=origin + path)
+            assert (status, answer["error"]["code"]) == (502, "fetch_failed"), path
 
 
 @pytest.mark.parametrize(
