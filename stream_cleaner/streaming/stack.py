@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -214,6 +215,24 @@ async def collect_outcomes(
     return documents, dead
 
 
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a plain ``kill``, a supervisor) stops what the stack started, as Ctrl-C does:
+    without this the process died at once and left its broker and worker running."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; a caller in another thread keeps its own
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_stack(
     sources: Sequence[Source],
     *,
@@ -237,6 +256,7 @@ def run_stack(
     """
     out = out or sys.stdout
     with (
+        _terminate_as_interrupt(),
         tempfile.TemporaryDirectory(prefix="stream-cleaner-stack-") as tmp,
         contextlib.ExitStack() as stack,
     ):
