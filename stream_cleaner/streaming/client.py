@@ -88,10 +88,12 @@ async def produce_async(
     """Send every page of ``sources`` to ``topic`` and wait until the broker has them all.
 
     A source that a reader could not read (a broken WARC record, a bad JSON line) has no page
-    to send: it is listed in ``skipped`` with its error instead. ``compression`` is the codec
+    to send, and a page over ``max_request_bytes`` is not sent: each is listed in ``skipped``
+    with its error instead, and the others are sent. ``compression`` is the codec
     of the record batches (none, gzip, snappy, lz4 or zstd).
     """
     from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import MessageSizeTooLargeError
 
     from .produce_requests import install
 
@@ -115,7 +117,15 @@ async def produce_async(
                 stats.skipped.append(f"{source.origin}: {source.doc.error}")
                 continue
             key, value, headers = encode(source)
-            pending.append(await producer.send(topic, value=value, key=key, headers=headers))
+            try:
+                sent = await producer.send(topic, value=value, key=key, headers=headers)
+            except MessageSizeTooLargeError:  # one page too large stops no other
+                stats.skipped.append(
+                    f"{source.origin}: too_large: {len(value)} bytes, over the producer's "
+                    f"max_request_bytes ({max_request_bytes})"
+                )
+                continue
+            pending.append(sent)
             stats.sent += 1
             stats.bytes += len(value)
             if on_sent is not None:

@@ -2,6 +2,7 @@ import asyncio
 import json
 import os
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -77,9 +78,11 @@ def test_produce_then_tail_round_trip(broker):
     )
     sources = list(iter_documents([str(SAMPLES)]))
     broken = Source(RawDocument(body=b"", id="w", error="warc_record_error: cut"), "warc:x#0")
-    stats = produce([*sources, broken], settings, topic)
-    assert stats.sent == len(sources)
-    assert stats.skipped == ["warc:x#0: warc_record_error: cut"]
+    huge = Source(RawDocument(body=b"<p>" + b"x" * 2_000_000, id="huge"), "huge.html")
+    stats = produce([huge, *sources, broken], settings, topic, max_request_bytes=1_000_000)
+    assert stats.sent == len(sources)  # the pages after the one too large too
+    assert stats.skipped[0].startswith("huge.html: too_large: 2")
+    assert stats.skipped[1:] == ["warc:x#0: warc_record_error: cut"]
     records = []
     n = asyncio.run(tail_async(settings, topic, records.append, idle_seconds=2.0))
     assert n == len(sources)
@@ -251,3 +254,55 @@ def test_batch_send_writes_every_record_in_order_across_full_batches(
         return [value for _, value in got]
 
     assert asyncio.run(run()) == [*values[:250], big, *values[250:]]
+
+
+def _children(pid: int) -> list[int]:
+    children = []
+    for stat in os.listdir("/proc"):
+        if stat.isdigit():
+            try:
+                fields = Path(f"/proc/{stat}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                children.append(int(stat))
+    return children
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.broker
+def test_a_stack_stopped_with_sigterm_stops_its_broker_and_worker():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    stack = subprocess.Popen(
+        [sys.executable, "-m", "stream_cleaner", "stack", "--keep-running", "--timeout", "90"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,  # a plain kill of the stack alone, as a supervisor sends it
+    )
+    try:
+        for line in stack.stdout:
+            if line.startswith("running: Ctrl-C stops"):
+                break
+        children = _children(stack.pid)
+        assert len(children) == 2  # the broker and the worker
+        stack.send_signal(signal.SIGTERM)
+        stack.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [pid for pid in children if _alive(pid)] == []
+    finally:
+        if stack.poll() is None:
+            os.killpg(stack.pid, signal.SIGKILL)
