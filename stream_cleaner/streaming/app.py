@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import sys
 import tempfile
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from .. import __version__
@@ -189,6 +190,10 @@ class WorkerSettings:
     warmup_max_pages: int = 1000
 
     def __post_init__(self) -> None:
+        for each in fields(self):  # NaN passes every comparison below
+            value = getattr(self, each.name)
+            if isinstance(value, float) and math.isnan(value):
+                raise ValueError(f"{each.name} must be a number, not {value}")
         names = self.topic_names
         if len(set(names)) != len(names):
             raise ValueError(f"the four topics need four different names, not {names}")
@@ -212,6 +217,11 @@ class WorkerSettings:
             raise ValueError("heartbeat_interval_seconds must be positive and below the session")
         if self.request_timeout_seconds <= 0 or self.commit_interval_seconds <= 0:
             raise ValueError("request_timeout_seconds and commit_interval_seconds must be positive")
+        if self.session_timeout_seconds > self.request_timeout_seconds:
+            raise ValueError(  # Faust's rule, checked only once the worker has started
+                f"session_timeout_seconds ({self.session_timeout_seconds:g}) must not exceed "
+                f"request_timeout_seconds ({self.request_timeout_seconds:g}): raise that too"
+            )
         if self.lag_interval_seconds <= 0 or self.fetch_max_wait_seconds <= 0:
             raise ValueError("lag_interval_seconds and fetch_max_wait_seconds must be positive")
         if self.broker_wait_seconds < 0:

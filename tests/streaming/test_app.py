@@ -79,6 +79,8 @@ def test_worker_topics_with_site_templates_are_every_topic_it_uses():
         {"web_port": 0},
         {"group_id": ""},
         {"heartbeat_interval_seconds": 40.0},
+        {"session_timeout_seconds": 45.0},  # above the request timeout, 40 s: Faust refuses
+        {"fetch_max_wait_seconds": float("nan")},
         {"fetch_max_wait_seconds": 0},
         {"compression": "brotli"},
         {"broker_wait_seconds": -1},
