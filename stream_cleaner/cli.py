@@ -1218,6 +1218,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         compression=args.compression,
         broker_wait_seconds=args.broker_wait_seconds,
     )
+    settings.check_timeouts()
     load_models_now(settings.cleaner)  # fail now, before joining the group
     if settings.broker_wait_seconds > 0:  # a worker started before its cluster answers waits
         topics.wait_for_brokers(settings.kafka, settings.broker_wait_seconds)

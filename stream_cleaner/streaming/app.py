@@ -217,11 +217,6 @@ class WorkerSettings:
             raise ValueError("heartbeat_interval_seconds must be positive and below the session")
         if self.request_timeout_seconds <= 0 or self.commit_interval_seconds <= 0:
             raise ValueError("request_timeout_seconds and commit_interval_seconds must be positive")
-        if self.session_timeout_seconds > self.request_timeout_seconds:
-            raise ValueError(  # Faust's rule, checked only once the worker has started
-                f"session_timeout_seconds ({self.session_timeout_seconds:g}) must not exceed "
-                f"request_timeout_seconds ({self.request_timeout_seconds:g}): raise that too"
-            )
         if self.lag_interval_seconds <= 0 or self.fetch_max_wait_seconds <= 0:
             raise ValueError("lag_interval_seconds and fetch_max_wait_seconds must be positive")
         if self.broker_wait_seconds < 0:
@@ -231,6 +226,21 @@ class WorkerSettings:
                              f"{self.compression!r}")  # fmt: skip
         if self.warmup_seconds < 0 or self.warmup_max_pages < 1:
             raise ValueError("warmup_seconds must not be negative, warmup_max_pages positive")
+
+    def check_timeouts(self) -> None:
+        """Faust's rule, which it checks only once the worker has started (237 log lines and
+        five tracebacks): the session timeout may not exceed the request timeout. Checked on
+        the settings as the worker runs them, not on each step of building them (an
+        environment's request timeout and a flag's session timeout).
+
+        Raises:
+            ValueError: the session timeout is above the request timeout.
+        """
+        if self.session_timeout_seconds > self.request_timeout_seconds:
+            raise ValueError(
+                f"session_timeout_seconds ({self.session_timeout_seconds:g}) must not exceed "
+                f"request_timeout_seconds ({self.request_timeout_seconds:g}): raise that too"
+            )
 
     @property
     def topic_names(self) -> tuple[str, str, str, str]:
@@ -402,6 +412,7 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
 
     header_names.install()  # a header name that is not UTF-8 must not crash the fetch
     settings = WorkerSettings.from_env() if settings is None else settings
+    settings.check_timeouts()
     datadir = settings.datadir or os.path.join(
         tempfile.gettempdir(), f"stream-cleaner-{settings.group_id}-data"
     )

@@ -79,7 +79,6 @@ def test_worker_topics_with_site_templates_are_every_topic_it_uses():
         {"web_port": 0},
         {"group_id": ""},
         {"heartbeat_interval_seconds": 40.0},
-        {"session_timeout_seconds": 45.0},  # above the request timeout, 40 s: Faust refuses
         {"fetch_max_wait_seconds": float("nan")},
         {"fetch_max_wait_seconds": 0},
         {"compression": "brotli"},
@@ -90,6 +89,14 @@ def test_worker_topics_with_site_templates_are_every_topic_it_uses():
 def test_worker_settings_refuse_bad_values(changes):
     with pytest.raises(ValueError):
         WorkerSettings(**changes)
+
+
+def test_a_session_timeout_above_the_request_timeout_is_refused_before_faust_sees_it():
+    with pytest.raises(ValueError, match=r"session_timeout_seconds \(45\) must not exceed"):
+        WorkerSettings(session_timeout_seconds=45.0).check_timeouts()  # requests: 40 s
+    # built in steps (the environment's request timeout, then a flag's session timeout)
+    settings = WorkerSettings(request_timeout_seconds=8).with_options(session_timeout_seconds=6)
+    settings.check_timeouts()
 
 
 def test_broker_urls_and_credentials():
