@@ -5,9 +5,9 @@ rows, one a line.
 
 These are the modern pages among the data (BoilerNet's pages found through Google Trends
 topics, HTML5 containers and all; Dragnet's are from 2012), labelled as article extraction
-labels them: the main content is content. The article
-labeller trains on Dragnet's train split and the 50 train pages (README, Modes and the block
-labeller); the 30 val pages validate it; the 100 test pages are reported only.
+labels them: the main content is content. The article labeller trains on Dragnet's train
+split and the 50 train pages (docs/labeller.md); the 30 val pages validate it; the 100 test
+pages are reported only.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py   # after bench/setup-data.sh
 """

@@ -91,7 +91,7 @@ BOILERPLATE_CONTAINERS_BY_MODE: dict[str, tuple[str, ...]] = {"corpus": BOILERPL
 # 0.7022 / 0.7001: 2.5 has the best mean of the three sets. Corpus, CleanEval dev: 0.9111 /
 # 0.9094 / 0.9016 / 0.8876, so it keeps 2.0. The article labeller retrained with class and id
 # words on Dragnet's article gold hardly depends on it: the means over the same three sets
-# for 2.0 to 5.0 lie within 0.0054 of each other, with the comment marks too (README, Models
+# for 2.0 to 5.0 lie within 0.0054 of each other, with the comment marks too (docs/models.md, Models
 # for other languages).
 UNSCORED_LOG_PPL_BY_MODE: dict[str, float] = {"article": 2.5}
 CONTENT_SHARE = 0.5  # a block is content when at least this share of its words align
