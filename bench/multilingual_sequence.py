@@ -553,50 +553,70 @@ def test(args: argparse.Namespace) -> None:
 
 
 class NumpyTagger:
-    """The network's forward pass in numpy: what would ship (no torch at run time)."""
+    """The networks' forward pass in numpy: what would ship (no torch at run time). All the
+    networks of an ensemble run in one loop over the blocks, each direction of each network a
+    row of one batched matrix product per step."""
 
-    def __init__(self, state: dict[str, Any], cell: str) -> None:
-        w = {k: v.detach().numpy().astype(np.float64) for k, v in state.items()}
+    def __init__(self, states: Sequence[dict[str, Any]], cell: str) -> None:
+        ws = [{k: v.detach().numpy().astype(np.float64) for k, v in st.items()} for st in states]
         self.cell = cell
-        self.hidden = w["rnn.weight_hh_l0"].shape[1]
-        self.w_ih = np.vstack([w["rnn.weight_ih_l0"], w["rnn.weight_ih_l0_reverse"]]).T
-        self.w_hh = np.stack([w["rnn.weight_hh_l0"], w["rnn.weight_hh_l0_reverse"]])
-        b_ih = np.concatenate([w["rnn.bias_ih_l0"], w["rnn.bias_ih_l0_reverse"]])
-        self.b_hh = np.stack([w["rnn.bias_hh_l0"], w["rnn.bias_hh_l0_reverse"]])
+        self.hidden = ws[0]["rnn.weight_hh_l0"].shape[1]
+        dirs = [(w, sfx) for w in ws for sfx in ("_l0", "_l0_reverse")]
+        self.w_ih = np.vstack([w["rnn.weight_ih" + sfx] for w, sfx in dirs]).T
+        self.w_hh = np.stack([w["rnn.weight_hh" + sfx] for w, sfx in dirs])
+        b_ih = np.concatenate([w["rnn.bias_ih" + sfx] for w, sfx in dirs])
+        self.b_hh = np.stack([w["rnn.bias_hh" + sfx] for w, sfx in dirs])
+        hid = self.hidden
+        # sigmoid(z) = (1 + tanh(z / 2)) / 2: the sigmoid gates' rows are halved, so that one
+        # tanh per step serves every gate (LSTM i, f, o; GRU r, z)
+        half = np.ones(self.w_hh.shape[1])
+        half[: 2 * hid] = 0.5
         if cell == "lstm":  # both biases add before the gates
+            half[3 * hid :] = 0.5
             self.b_ih = b_ih + self.b_hh.reshape(-1)
+            self.w_hh = self.w_hh * half[None, :, None]
         else:  # the GRU's hidden bias of the candidate sits inside r * (...)
             self.b_ih = b_ih
-        self.w_out = w["out.weight"][0]
-        self.b_out = float(w["out.bias"][0])
+            self.hh_half = half
+        self.w_ih = self.w_ih * np.tile(half, len(dirs))
+        self.b_ih = self.b_ih * np.tile(half, len(dirs))
+        self.w_out = np.stack([w["out.weight"][0] for w in ws])  # (networks, 2 hidden)
+        self.b_out = np.array([w["out.bias"][0] for w in ws])
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        n, hid = len(x), self.hidden
-        g = (x @ self.w_ih + self.b_ih).reshape(n, 2, -1)
-        g[:, 1] = g[::-1, 1].copy()  # the backward direction's step t reads block n-1-t
-        out = np.empty((n, 2, hid))
-        h = np.zeros((2, hid))
+        """Each network's log-odds per block, (networks, blocks)."""
+        n, hid, d = len(x), self.hidden, len(self.w_hh)
+        g = (x @ self.w_ih + self.b_ih).reshape(n, d, -1)
+        g[:, 1::2] = g[::-1, 1::2].copy()  # a backward direction's step t reads block n-1-t
+        out = np.empty((n, d, hid))
+        h = np.zeros((d, hid, 1))
         w_hh = self.w_hh
         if self.cell == "lstm":
-            c = np.zeros((2, hid))
+            c = np.zeros((d, hid))
             for t in range(n):
-                z = g[t] + np.matmul(w_hh, h[:, :, None])[:, :, 0]
-                s = 1.0 / (1.0 + np.exp(-z))
-                c = s[:, hid : 2 * hid] * c + s[:, :hid] * np.tanh(z[:, 2 * hid : 3 * hid])
-                h = s[:, 3 * hid :] * np.tanh(c)
-                out[t] = h
+                z = np.tanh(g[t] + np.matmul(w_hh, h)[:, :, 0])
+                s = 0.5 * z + 0.5
+                c = s[:, hid : 2 * hid] * c + s[:, :hid] * z[:, 2 * hid : 3 * hid]
+                out[t] = s[:, 3 * hid :] * np.tanh(c)
+                h = out[t][:, :, None]
         else:
             b_hh = self.b_hh
+            half = self.hh_half[: 2 * hid]
             for t in range(n):
-                r_h = np.matmul(w_hh, h[:, :, None])[:, :, 0] + b_hh
-                s = 1.0 / (1.0 + np.exp(-(g[t, :, : 2 * hid] + r_h[:, : 2 * hid])))
+                r_h = np.matmul(w_hh, h)[:, :, 0] + b_hh
+                s = 0.5 * np.tanh(g[t, :, : 2 * hid] + half * r_h[:, : 2 * hid]) + 0.5
                 cand = np.tanh(g[t, :, 2 * hid :] + s[:, :hid] * r_h[:, 2 * hid :])
-                h = cand + s[:, hid:] * (h - cand)
-                out[t] = h
-        both = np.hstack([out[:, 0], out[::-1, 1]])
-        return both @ self.w_out + self.b_out
+                out[t] = cand + s[:, hid:] * (h[:, :, 0] - cand)
+                h = out[t][:, :, None]
+        fwd, bwd = out[:, 0::2], out[::-1, 1::2]  # (blocks, networks, hidden)
+        return (
+            np.einsum("bkh,kh->kb", fwd, self.w_out[:, :hid])
+            + np.einsum("bkh,kh->kb", bwd, self.w_out[:, hid:])
+            + self.b_out[:, None]
+        )
 
     def probs(self, x: np.ndarray) -> np.ndarray:
+        """Each network's probability of content per block, (networks, blocks)."""
         return sigmoid(self.logits(x))
 
 
@@ -605,15 +625,16 @@ def speed(args: argparse.Namespace) -> None:
     seeds = (1, 2, 3)
     en = English()
     scale, nets = final_networks(en, name, epoch, seeds)
-    tagger = [NumpyTagger(m.state_dict(), VARIANTS[name]["cell"]) for m in nets]
+    tagger = NumpyTagger([m.state_dict() for m in nets], VARIANTS[name]["cell"])
     tree_in = VARIANTS[name].get("tree_input", False)
     trees = en.final_trees(seeds)
     pages = en.dev_x[len(en.train) :] + en.val_x[:10]
     worst = 0.0
     for m in pages:
         x = scale(with_tree([m], tree_raw(trees, [m]) if tree_in else None)[0])
-        for net, np_net in zip(nets, tagger, strict=True):
-            worst = max(worst, float(np.abs(predict(net, [x])[0] - np_net.probs(x)).max()))
+        mine = tagger.probs(x)
+        for k, net in enumerate(nets):
+            worst = max(worst, float(np.abs(predict(net, [x])[0] - mine[k]).max()))
     print(f"- numpy against torch, {len(pages)} pages x {len(nets)} networks: max |dp| {worst:.2e}")
     # timing: the English pages of 150 to 400 blocks, scaler + networks (+ their mean)
     timed = [p for p in en.dev + en.val if 150 <= len(p.texts) <= 400]
@@ -625,7 +646,7 @@ def speed(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         for m in mats:
             x = scale(m)
-            np.mean([t.probs(x) for t in tagger], axis=0)
+            tagger.probs(x).mean(axis=0)
         nets_s = time.perf_counter() - start
         start = time.perf_counter()
         for p in timed:
@@ -635,8 +656,8 @@ def speed(args: argparse.Namespace) -> None:
     per = 240 / blocks * 1000
     print(
         f"- {len(timed)} English pages of 150-400 blocks (mean {blocks / len(timed):.0f}); per "
-        f"240 blocks: numpy forward of {len(tagger)} networks ({name}, with the scaler) "
-        f"{nets_s * per:.2f} ms ({nets_s * per / len(tagger):.2f} per network); features + "
+        f"240 blocks: numpy forward of {len(nets)} networks ({name}, with the scaler, one "
+        f"loop) {nets_s * per:.2f} ms; features + "
         f"shipped trees {trees_s * per:.2f} ms; features + trees + networks "
         f"{(nets_s + trees_s) * per:.2f} ms"
     )
