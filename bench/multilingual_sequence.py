@@ -535,7 +535,8 @@ def test(args: argparse.Namespace) -> None:
             print(f"seeds {seeds} {candidate} done", file=sys.stderr, flush=True)
     print("macro F1 (MultiBoilerNet's), nav/footer/aside rule; seed sets "
           + " / ".join(f"{s}-{s + SEEDS - 1}" for s in args.seed_sets)
-          + "; the first candidate is the chosen one, the others reported only")  # fmt: skip
+          + ("; every candidate here NOT CHOSEN, reported only" if args.reported_only
+             else "; the first candidate is the chosen one, the others reported only"))  # fmt: skip
     print("| set | model | " + " | ".join(f"seeds {s}-{s + SEEDS - 1}" for s in args.seed_sets)
           + " | mean | spread |")  # fmt: skip
     print("|---|---|" + "---:|" * (len(args.seed_sets) + 2))
@@ -672,6 +673,9 @@ def main() -> None:
     t = sub.add_parser("test", help="the chosen candidate on the test sets, once")
     t.add_argument("--candidate", required=True)
     t.add_argument("--also", nargs="*", default=[], help="finalists, reported only")
+    t.add_argument(
+        "--reported-only", action="store_true", help="--candidate is a finalist, not the choice"
+    )
     t.add_argument("--seed-sets", nargs="+", type=int, default=[1, 101, 201])
     p = sub.add_parser("speed", help="numpy forward pass: check against torch, time")
     p.add_argument("--candidate", required=True)
