@@ -61,6 +61,18 @@ CleanEval CV for GoogleTrends. The rule chooses gru32, 50 epochs, averaged with 
 threshold 0.55: 0.8096 / 0.7877 / 0.7987 (+0.0035 over the trees: CV -0.010, GT +0.017). With
 seeds 101-103 (``select --first-seed 101 --variants gru32``): 0.8142 / 0.7857 / 0.7999 against
 the trees' 0.8095 / 0.7684 / 0.7889 (+0.011, ahead on both). Full tables: the report of issue 8.
+
+Test, run once after that (``test --candidate 'gru32 e50 +trees'``; seed sets 1-3 / 101-103 /
+201-203, threshold 0.55; the trees at their CV threshold 0.25 in the same run):
+CleanEval test 0.8208 / 0.8252 / 0.8203 (trees 0.8118 / 0.8160 / 0.8135), GoogleTrends test
+0.7273 / 0.7234 / 0.7326 (0.7267 / 0.7286 / 0.7241), Chinese 0.8962 / 0.8979 / 0.8919 (0.8827 /
+0.8639 / 0.8609), Japanese 0.8896 / 0.8961 / 0.8809 (0.8050 / 0.7942 / 0.7842), Thai 0.8272 /
+0.8313 / 0.8165 (0.8433 / 0.8417 / 0.8383). Reported only, not chosen (seeds 1-3; ``test
+--reported-only``): gru32 50 epochs alone ZH 0.856, JP 0.852, Thai 0.810; lstm32 150 epochs
+alone 0.871 / 0.860 / 0.793; lstm32 150 epochs + trees 0.892 / 0.891 / 0.828; lstm64 150 epochs
++ trees (the best CV, 0.8237, but GoogleTrends 0.7695) 0.859 / 0.742 / 0.794.
+Numpy forward (``speed``): within 5e-7 of torch; 3.4-3.6 ms per 240 blocks for the three GRUs
+in one loop (Python-bound, ~14 us a step), on top of the features and trees' 3.0 ms.
 """
 
 from __future__ import annotations
