@@ -42,14 +42,27 @@ THE PROTOCOL (written before any test figure was read). Only English pages choos
 - ``speed``: a numpy forward pass of the chosen network (no torch at run time), checked against
   torch's probabilities (1e-5) and timed per page.
 
-    PYTHONPATH=$PWD /work/lstm-venv/bin/python bench/multilingual_sequence.py select
-    PYTHONPATH=$PWD /work/lstm-venv/bin/python bench/multilingual_sequence.py select \\
-        --first-seed 101 --variants lstm32
-    PYTHONPATH=$PWD /work/lstm-venv/bin/python bench/multilingual_sequence.py test \\
-        --candidate 'lstm32 e100 +trees'
-    PYTHONPATH=$PWD /work/lstm-venv/bin/python bench/multilingual_sequence.py speed \\
-        --candidate 'lstm32 e100 +trees'
+Training needs torch, which the project never runs otherwise; a venv of its own does (torch
+2.13.0's CPU build is on this machine's disk: never ask pip for plain ``torch``, which pulls a
+CUDA build of several GB):
 
+    python3.11 -m venv .cache/torch-venv
+    .cache/torch-venv/bin/pip install torch==2.13.0 lightgbm numpy
+    PYTHONPATH=$PWD .cache/torch-venv/bin/python bench/multilingual_sequence.py select
+    PYTHONPATH=$PWD .cache/torch-venv/bin/python bench/multilingual_sequence.py select \\
+        --first-seed 101 --variants gru32
+    PYTHONPATH=$PWD .cache/torch-venv/bin/python bench/multilingual_sequence.py test \\
+        --candidate 'gru32 e50 +trees'
+    PYTHONPATH=$PWD .cache/torch-venv/bin/python bench/multilingual_sequence.py speed \\
+        --candidate 'gru32 e50 +trees'
+    PYTHONPATH=$PWD .cache/torch-venv/bin/python bench/multilingual_sequence.py save \\
+        --candidate 'gru32 e50 +trees' --test-figures '...'   # ship it
+    PYTHONPATH=$PWD .venv/bin/python bench/multilingual_sequence.py shipped   # no torch
+
+``save`` writes the networks beside the trees in stream_cleaner/models/labeller-multilingual.json
+(refusing other trees than those it was chosen with), with a check for the tests (rows and
+torch's log-odds for them) in its .meta.json; ``shipped`` scores that file through the
+product's own `MultilingualLabeller` (numpy and the native GRU loop), as the pipeline runs it.
 Results and the networks go to .cache/sequence/ (select-<first seed>.json, models/).
 
 English selection (``select``, 2026-11-28, seeds 1-3; CV / GoogleTrends train + val / mean): the
@@ -78,6 +91,7 @@ in one loop (Python-bound, ~14 us a step), on top of the features and trees' 3.0
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import itertools
 import json
@@ -91,7 +105,7 @@ import lightgbm
 import numpy as np
 from multilingual import TEST_SETS, THRESHOLDS, VALIDATION, Page, load_set, params_of, scores_of
 
-from stream_cleaner.block_features import MultilingualLabeller, container_mask
+from stream_cleaner.block_features import MULTILINGUAL_MODEL, MultilingualLabeller, container_mask
 from stream_cleaner.labeller import BOILERPLATE_CONTAINERS
 from stream_cleaner.training import page_folds
 
@@ -686,6 +700,124 @@ def speed(args: argparse.Namespace) -> None:
     )
 
 
+# ---------------------------------------------------------------- shipping
+
+
+def _packed(a: Any) -> dict[str, Any]:
+    """A model file's array: its shape and its float32 values, little-endian, in base64."""
+    a = np.asarray(a, dtype="<f4")
+    return {"shape": list(a.shape), "float32": base64.b64encode(a.tobytes()).decode("ascii")}
+
+
+def save(args: argparse.Namespace) -> None:
+    """Write the chosen candidate's networks (trained on cleaneval/train, seeds 1-3) into the
+    shipped multilingual labeller, beside its trees, and what was chosen into its .meta.json."""
+    name, epoch, avg = parse_candidate(args.candidate)
+    variant = VARIANTS[name]
+    if variant["cell"] != "gru" or variant.get("tree_input") or not avg:
+        sys.exit("the runtime (block_features.SequenceLayer) reads GRUs averaged with the trees")
+    selected = json.loads((CACHE / "select-1.json").read_text())
+    seeds = (1, 2, 3)
+    en = English()
+    shipped = MultilingualLabeller.load()
+    trees = en.final_trees(seeds)
+    for m in en.val_x[:10]:  # the networks were chosen beside these trees: they must be those
+        if np.abs(tree_raw(trees, [m])[0] - shipped.scores(m)).max() > 1e-5:
+            sys.exit(f"{MULTILINGUAL_MODEL.name}'s trees are not the ones chosen with; ship them")
+    scale, nets = final_networks(en, name, epoch, seeds)
+    networks = []
+    for net in nets:
+        state = {k: v.detach().numpy() for k, v in net.state_dict().items()}
+        networks.append({
+            **{f"{part}{sfx}": _packed(state[f"rnn.{part}_l0{sfx}"])
+               for part in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+               for sfx in ("", "_reverse")},
+            "out_weight": _packed(state["out.weight"]),
+            "out_bias": _packed(state["out.bias"]),
+        })  # fmt: skip
+    spec = json.loads(MULTILINGUAL_MODEL.read_text())
+    spec["sequence"] = {
+        "cell": "gru",
+        "hidden": variant["hidden"],
+        "mean": scale.mean.tolist(),
+        "scale": scale.sd.tolist(),
+        "clip": CLIP,
+        "tree_weight": 0.5,
+        "threshold": selected[args.candidate]["threshold"],
+        "networks": networks,
+    }
+    labeller = MultilingualLabeller(spec)
+    # a check for the tests: rows around the training pages' statistics, clipped ones among
+    # them, and torch's log-odds for them (the runtime forward pass must give the same)
+    rng = np.random.default_rng(0)
+    rows = (scale.mean + scale.sd * rng.normal(0.0, 2.0, (48, len(scale.mean)))).astype("<f4")
+    with_torch = np.stack([_torch_logits(net, scale(rows.astype(np.float64))) for net in nets])
+    worst = float(np.abs(labeller.sequence.network_logits(rows.astype(np.float64))
+                         - with_torch).max())  # fmt: skip
+    if worst > 1e-4:
+        sys.exit(f"the numpy forward pass is {worst:.2e} from torch's")
+    MULTILINGUAL_MODEL.write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
+    meta_path = Path(f"{MULTILINGUAL_MODEL}.meta.json")
+    meta = json.loads(meta_path.read_text())
+    row = selected[args.candidate]
+    trees_row = selected["trees (shipped config)"]
+    meta["sequence"] = {
+        "what": f"{SEEDS} bidirectional {variant['cell'].upper()}s of {variant['hidden']} units "
+        f"over the page's rows, {epoch} epochs, trained on cleaneval/train (seeds 1-3), their "
+        "mean probability averaged with the trees' (sigmoid of their score)",
+        "chosen_by": "the rule of bench/multilingual_sequence.py, written before any test run: "
+        "the highest mean of 5-fold CV macro F1 over cleaneval train + val and GoogleTrends "
+        "train + val macro F1 among 32 candidates (LSTM/GRU, 32/64 units, 25-150 epochs, alone "
+        "or with the trees); it had to beat the trees with seeds 101-103 too",
+        "english_selection": f"CV {row['cv']:.4f}, GoogleTrends {row['gt']:.4f}, threshold "
+        f"{row['threshold']}; the trees CV {trees_row['cv']:.4f}, GoogleTrends "
+        f"{trees_row['gt']:.4f}",
+        "test": args.test_figures,
+        "numpy_check": {
+            "rows": _packed(rows),
+            "torch_logits": _packed(with_torch),
+            "max_difference": worst,
+        },
+        "command": "PYTHONPATH=$PWD .cache/torch-venv/bin/python "
+        f"bench/multilingual_sequence.py save --candidate '{args.candidate}'",
+    }
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    print(f"- wrote {MULTILINGUAL_MODEL} ({MULTILINGUAL_MODEL.stat().st_size:,} bytes); numpy "
+          f"against torch on the check rows: {worst:.1e}")  # fmt: skip
+
+
+def _torch_logits(net: Any, x: np.ndarray) -> np.ndarray:
+    """One network's log-odds for one page's (scaled) rows, in torch."""
+    import torch
+
+    net.eval()
+    with torch.no_grad():
+        xt = torch.from_numpy(x.astype(np.float32))[None]
+        return net(xt, torch.tensor([len(x)]))[0].numpy().astype(np.float64)
+
+
+def shipped(args: argparse.Namespace) -> None:
+    """The shipped labeller file through the product's own code (`MultilingualLabeller`, no
+    torch): macro F1 on the English validation and the test sets, beside its trees alone."""
+    labeller = MultilingualLabeller.load()
+    if labeller.sequence is None:
+        sys.exit(f"{MULTILINGUAL_MODEL.name} has no sequence layer")
+    sets = {"en (googletrends/train+val, validation)": [p for n in VALIDATION for p in load_set(n)]}
+    sets.update({label: load_set(name) for label, name in TEST_SETS.items()})
+    print(f"{MULTILINGUAL_MODEL.name} as the pipeline runs it (nav/footer/aside rule), macro F1")
+    print("| set | trees and networks | trees alone |")
+    print("|---|---:|---:|")
+    for label, pages in sets.items():
+        both, alone = [], []
+        for page in pages:
+            x = page.features()
+            both.append(labeller.predict_features(x, page.paths))
+            rule = container_mask(page.paths, labeller.boilerplate_containers)
+            alone.append((labeller.scores(x) > labeller.threshold) & ~rule)
+        print(f"| {label} | {scores_of(pages, both)['macro']:.4f} "
+              f"| {scores_of(pages, alone)['macro']:.4f} |")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -701,8 +833,13 @@ def main() -> None:
     t.add_argument("--seed-sets", nargs="+", type=int, default=[1, 101, 201])
     p = sub.add_parser("speed", help="numpy forward pass: check against torch, time")
     p.add_argument("--candidate", required=True)
+    v = sub.add_parser("save", help="ship the chosen networks beside the trees")
+    v.add_argument("--candidate", required=True)
+    v.add_argument("--test-figures", default="", help="the test run's figures, for the meta")
+    sub.add_parser("shipped", help="the shipped file through the product's code, no torch")
     args = parser.parse_args()
-    {"select": select, "test": test, "speed": speed}[args.command](args)
+    commands = {"select": select, "test": test, "speed": speed, "save": save, "shipped": shipped}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

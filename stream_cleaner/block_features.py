@@ -35,14 +35,20 @@ trees learn from predate those tags; on MultiBoilerNet's modern English GoogleTr
 val pages, 0.0-4.9% of their blocks are content, and the rule raises the macro F1 there from
 0.760 to 0.771 (adding ``header`` gave 0.767; bench/multilingual.py prints both).
 
-No sequence layer beyond the neighbours' features: a second-stage model on the out-of-fold
-scores of the neighbouring blocks (stacking) and a two-state Viterbi pass over the scores were
-measured on the same English validation and did not beat the trees alone
-(bench/multilingual_variants.py; figures in the model's .meta.json).
+A sequence layer (`SequenceLayer`), MultiBoilerNet's own idea: three bidirectional GRUs read
+the page's rows in order, so that a block is judged with the whole page around it, and their
+mean probability of content is averaged with the trees' (``sequence`` in the model file).
+bench/multilingual_sequence.py chose it on English data alone (cross-validation on CleanEval,
+MultiBoilerNet's GoogleTrends pages as validation; two disjoint seed sets) among LSTMs and GRUs
+alone or beside the trees; it was trained with torch, which never runs here: the forward pass
+is numpy. Earlier sequence layers, a second-stage model on the out-of-fold scores of the
+neighbouring blocks (stacking) and a two-state Viterbi pass over the scores, did not beat the
+trees alone (bench/multilingual_variants.py; figures in the model's .meta.json).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import unicodedata
@@ -53,6 +59,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ._native import native_module
 from .labeller import MODELS_DIR, TreeEnsemble, container_mask
 
 MULTILINGUAL_FORMAT = 1
@@ -375,6 +382,106 @@ def top_tags(tag_paths: Iterable[str], k: int = len(TOP_TAGS)) -> tuple[str, ...
     return tuple(tag for tag, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
 
 
+def _array(spec: dict[str, Any]) -> np.ndarray:
+    """An array of a model file: ``{"shape": [...], "float32": base64 of little-endian floats}``."""
+    data = np.frombuffer(base64.b64decode(spec["float32"]), dtype="<f4")
+    return data.reshape(spec["shape"]).astype(np.float64)
+
+
+class SequenceLayer:
+    """Bidirectional GRUs over a page's rows, in numpy: each network's probability of content
+    per block, and their mean.
+
+    A row is standardised with the English training pages' means and deviations and clipped,
+    as at training time. The input projections of all rows are one matrix product; then every
+    direction of every network runs in one loop over the blocks (the backward ones read the
+    page from its end: `gru_states`, in C when the native speed-ups are built). The gates are
+    torch's GRU (``r``, ``z``, ``n``), and a linear layer over both directions' states gives
+    each block's log-odds.
+    """
+
+    def __init__(self, spec: dict[str, Any], n_features: int) -> None:
+        if spec.get("cell") != "gru":
+            raise ValueError(f"unsupported sequence layer {spec.get('cell')!r}")
+        self.mean = np.asarray(spec["mean"], dtype=np.float64)
+        self.scale = np.asarray(spec["scale"], dtype=np.float64)
+        self.clip = float(spec["clip"])
+        self.threshold = float(spec["threshold"])
+        self.tree_weight = float(spec["tree_weight"])
+        networks = spec["networks"]
+        hidden = int(spec["hidden"])
+        directions = [
+            {name: _array(net[name + suffix]) for name in ("weight_ih", "weight_hh", "bias_ih",
+                                                            "bias_hh")}
+            for net in networks
+            for suffix in ("", "_reverse")
+        ]  # fmt: skip
+        shapes = {(d["weight_ih"].shape, d["weight_hh"].shape) for d in directions}
+        if shapes != {((3 * hidden, n_features), (3 * hidden, hidden))} or not (
+            self.mean.shape == self.scale.shape == (n_features,)
+        ):
+            raise ValueError("the sequence layer does not fit the labeller's features; retrain")
+        self.hidden = hidden
+        self.w_ih = np.vstack([d["weight_ih"] for d in directions]).T  # (features, dirs * 3h)
+        self.b_ih = np.concatenate([d["bias_ih"] for d in directions])
+        self.w_hh = np.stack([d["weight_hh"] for d in directions])  # (dirs, 3h, h)
+        self.w_hh_t = np.ascontiguousarray(self.w_hh.transpose(0, 2, 1))  # for the C loop
+        self.b_hh = np.stack([d["bias_hh"] for d in directions])  # (dirs, 3h)
+        self.w_out = np.stack([_array(net["out_weight"])[0] for net in networks])  # (nets, 2h)
+        self.b_out = np.array([_array(net["out_bias"])[0] for net in networks])
+
+    def network_logits(self, features: np.ndarray) -> np.ndarray:
+        """Each network's log-odds of content per row of a `page_features` matrix,
+        ``(networks, rows)``."""
+        n, hid, dirs = len(features), self.hidden, len(self.w_hh)
+        x = np.clip((features - self.mean) / self.scale, -self.clip, self.clip)
+        gates = (x @ self.w_ih + self.b_ih).reshape(n, dirs, 3 * hid)
+        gates[:, 1::2] = gates[::-1, 1::2].copy()  # a backward direction's step t: row n-1-t
+        native = native_module("sequence")
+        if native is not None:
+            states = native.gru_states(gates, self.w_hh_t, self.b_hh)
+        else:
+            states = gru_states(gates, self.w_hh, self.b_hh)
+        forward, backward = states[:, 0::2], states[::-1, 1::2]  # (rows, networks, hidden)
+        return (
+            np.einsum("bkh,kh->kb", forward, self.w_out[:, :hid])
+            + np.einsum("bkh,kh->kb", backward, self.w_out[:, hid:])
+            + self.b_out[:, None]
+        )
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """The networks' mean probability of content per row."""
+        return np.mean(_sigmoid(self.network_logits(features)), axis=0)
+
+
+def gru_states(gates: np.ndarray, w_hh: np.ndarray, b_hh: np.ndarray) -> np.ndarray:
+    """The hidden state of every direction after every row, ``(rows, directions, hidden)``:
+    the reference of ``_native/sequence.gru_states``.
+
+    Args:
+        gates: each row's input projections per direction, ``(rows, directions, 3 hidden)``,
+            a backward direction's rows already reversed (step ``t`` reads ``gates[t]``).
+        w_hh: the recurrent weights, ``(directions, 3 hidden, hidden)``, gates in torch's
+            order (reset, update, candidate).
+        b_hh: the recurrent biases, ``(directions, 3 hidden)``.
+    """
+    n, dirs, hid = gates.shape[0], gates.shape[1], w_hh.shape[2]
+    states = np.empty((n, dirs, hid))
+    h = np.zeros((dirs, hid))
+    for t in range(n):
+        recurrent = np.matmul(w_hh, h[:, :, None])[:, :, 0] + b_hh
+        g = gates[t]
+        rz = _sigmoid(g[:, : 2 * hid] + recurrent[:, : 2 * hid])
+        candidate = np.tanh(g[:, 2 * hid :] + rz[:, :hid] * recurrent[:, 2 * hid :])
+        h = candidate + rz[:, hid:] * (h - candidate)
+        states[t] = h
+    return states
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * np.tanh(0.5 * x) + 0.5
+
+
 class MultilingualLabeller:
     """Content (True) or boilerplate per block, from language-independent features only."""
 
@@ -388,6 +495,9 @@ class MultilingualLabeller:
         self.threshold = float(spec["threshold"])
         self.boilerplate_containers = tuple(spec.get("boilerplate_containers", ()))
         self.trees = TreeEnsemble(spec)
+        self.sequence = (
+            SequenceLayer(spec["sequence"], len(expected)) if spec.get("sequence") else None
+        )
 
     @classmethod
     def load(cls, path: str | Path = MULTILINGUAL_MODEL) -> MultilingualLabeller:
@@ -400,12 +510,27 @@ class MultilingualLabeller:
             return np.zeros(0)
         return self.trees.raw_scores(features)
 
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """With a sequence layer: the probability of content of each row, the trees' and the
+        networks' weighed together (``tree_weight``)."""
+        if self.sequence is None:
+            raise ValueError("this multilingual labeller has no sequence layer")
+        if features.shape[0] == 0:
+            return np.zeros(0)
+        weight = self.sequence.tree_weight
+        trees = _sigmoid(self.scores(features))
+        return weight * trees + (1.0 - weight) * self.sequence.probabilities(features)
+
     def predict_features(
         self, features: np.ndarray, tag_paths: Sequence[str] | None = None
     ) -> np.ndarray:
-        """Whether each row is content: score above the threshold chosen on validation and,
-        when the rows' ``tag_paths`` are given, not inside a ``boilerplate_containers`` tag."""
-        content = self.scores(features) > self.threshold
+        """Whether each row is content: the trees' score (or, with a sequence layer, the
+        probability of `probabilities`) above the threshold chosen on English data and, when
+        the rows' ``tag_paths`` are given, not inside a ``boilerplate_containers`` tag."""
+        if self.sequence is not None:
+            content = self.probabilities(features) > self.sequence.threshold
+        else:
+            content = self.scores(features) > self.threshold
         if tag_paths is not None and self.boilerplate_containers:
             content &= ~container_mask(tag_paths, self.boilerplate_containers)
         return content

@@ -258,6 +258,8 @@ def _drop_all_labeller(tmp_path) -> str:
 
     spec = json.loads(MULTILINGUAL_MODEL.read_text(encoding="utf-8"))
     spec["threshold"] = 1e9
+    if "sequence" in spec:  # the trees' and networks' probability decides then
+        spec["sequence"]["threshold"] = 1e9
     path = tmp_path / "drop-all.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
     return str(path)

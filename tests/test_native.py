@@ -514,6 +514,33 @@ def test_native_tree_walk_keeps_deep_trees_in_node_arrays(native, monkeypatch):
     assert np.array_equal(fast, trees.leaf_values(features))
 
 
+def test_native_gru_states_equal_numpy(native, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import block_features
+    from stream_cleaner.block_features import gru_states, load_multilingual
+
+    sequence = load_multilingual().sequence
+    rng = np.random.default_rng(5)
+    for rows in (0, 1, 2, 17, 240):
+        # the shipped networks' weights, and random ones of another size
+        for w_hh, b_hh in (
+            (sequence.w_hh, sequence.b_hh),
+            (rng.normal(size=(4, 24, 8)), rng.normal(size=(4, 24))),
+        ):
+            gates = rng.normal(scale=4.0, size=(rows, w_hh.shape[0], w_hh.shape[1]))
+            w_t = np.ascontiguousarray(w_hh.transpose(0, 2, 1))
+            fast = native["sequence"].gru_states(gates, w_t, b_hh)
+            np.testing.assert_allclose(fast, gru_states(gates, w_hh, b_hh), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="shapes"):
+        native["sequence"].gru_states(np.zeros((3, 4, 24)), np.zeros((4, 8, 23)), np.zeros((4, 24)))
+    # and through the labeller: the same log-odds with and without the native module
+    x = sequence.mean + sequence.scale * rng.normal(size=(120, len(sequence.mean)))
+    fast = sequence.network_logits(x)
+    monkeypatch.setattr(block_features, "native_module", lambda name: None)
+    np.testing.assert_allclose(fast, sequence.network_logits(x), rtol=0, atol=1e-12)
+
+
 def test_native_text_features_equal_numpy(native, monkeypatch):
     import numpy as np
 
