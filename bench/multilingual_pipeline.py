@@ -25,6 +25,7 @@ multilingual labeller call it content; the pair beats either alone on the Dragne
 average over Chinese, Japanese and Thai. In article mode the article labeller alone is better.
 
     PYTHONPATH=$PWD .venv/bin/python bench/multilingual_pipeline.py [--multilingual-labeller F]
+    PYTHONPATH=$PWD .venv/bin/python bench/multilingual_pipeline.py --speed 3   # the GRUs' cost
 """
 
 from __future__ import annotations
@@ -134,6 +135,44 @@ def run_variant(settings: CleanerSettings, patch: Callable | None, fn: Callable)
         pipeline._Run._multilingual_content = _ORIGINAL
 
 
+def speed(passes: int) -> None:
+    """CPU per page of `clean_document` (corpus mode) on the rebuilt Chinese, Japanese and
+    Thai pages, with the shipped multilingual labeller and with its trees alone (the file
+    without its sequence layer), passes alternating after one untimed pass of each."""
+    import json
+    import tempfile
+    import time
+
+    from stream_cleaner.block_features import MULTILINGUAL_MODEL
+
+    pages = [p for name in ("cleaneval/zh", "jp", "thai") for p in load_set(name)]
+    docs = [RawDocument(body=page_html(p), id=p.name) for p in pages]
+    spec = json.loads(MULTILINGUAL_MODEL.read_text(encoding="utf-8"))
+    spec.pop("sequence", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        trees_only = Path(tmp) / "trees-only.json"
+        trees_only.write_text(json.dumps(spec), encoding="utf-8")
+        variants = {
+            "trees and networks (shipped)": CleanerSettings(),
+            "trees alone": CleanerSettings(multilingual_labeller_path=str(trees_only)),
+        }
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        for i in range(passes + 1):
+            for name, settings in variants.items():
+                started = time.process_time()
+                for doc in docs:
+                    pipeline.clean_document(doc, settings=settings)
+                if i:  # the first pass loads and warms up
+                    times[name].append((time.process_time() - started) / len(docs) * 1000)
+    blocks = sum(len(p.texts) for p in pages) / len(pages)
+    print(f"## CPU ms a page, corpus mode, {len(docs)} rebuilt pages ({blocks:.0f} rows each on "
+          f"average), {passes} passes\n")  # fmt: skip
+    print("| labeller | " + " | ".join(f"pass {i + 1}" for i in range(passes)) + " |")
+    print("|---|" + "---:|" * passes)
+    for name, values in times.items():
+        print(f"| {name} | " + " | ".join(f"{v:.2f}" for v in values) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dragnet", default=str(ROOT / ".cache/data/dragnet"))
@@ -141,7 +180,13 @@ def main() -> None:
         "--multilingual-labeller", help="a multilingual labeller file (default: the shipped one)"
     )
     parser.add_argument("--limit", type=int, default=None, help="pages per set (quick runs)")
+    parser.add_argument(
+        "--speed", type=int, metavar="PASSES", help="only time the sequence layer's cost"
+    )
     args = parser.parse_args()
+    if args.speed:
+        speed(args.speed)
+        return
 
     print("## 1. MultiBoilerNet rows through clean_document (macro F1 over rows)\n")
     print("| set | pages | rows not found | variant | macro F1 | pooled | content F1 | paper |")

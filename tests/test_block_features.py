@@ -280,3 +280,18 @@ def test_zero_shot_macro_f1_reaches_multiboilernets(folder, pages, target):
         f1s.append([_f1(labels, pred, 0), _f1(labels, pred, 1)])
     assert len(f1s) == pages
     assert float(np.mean(f1s)) >= target
+
+
+def test_the_networks_product_runs_on_one_blas_thread():
+    # OpenBLAS splits a page-sized product over every core and its threads then spin: the
+    # labeller asks for one thread around it, and gives the setting back after
+    from threadpoolctl import threadpool_info
+
+    from stream_cleaner.block_features import _one_blas_thread
+
+    before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    with _one_blas_thread():
+        inside = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert inside and set(inside) == {1}
+    assert after == before

@@ -66,3 +66,4 @@ def gru_states(const double[:, :, ::1] gates, const double[:, :, ::1] w_hh_t,
                     previous = h[j]
                     state[j] = c + z * (previous - c)
     return out
+
