@@ -47,7 +47,7 @@ Training needs torch, which the project never runs otherwise; a venv of its own 
 CUDA build of several GB):
 
     python3.11 -m venv .cache/torch-venv
-    .cache/torch-venv/bin/pip install torch==2.13.0 lightgbm numpy
+    .cache/torch-venv/bin/pip install torch==2.13.0 lightgbm numpy threadpoolctl
     PYTHONPATH=$PWD .cache/torch-venv/bin/python bench/multilingual_sequence.py select
     PYTHONPATH=$PWD .cache/torch-venv/bin/python bench/multilingual_sequence.py select \\
         --first-seed 101 --variants gru32
@@ -105,7 +105,12 @@ import lightgbm
 import numpy as np
 from multilingual import TEST_SETS, THRESHOLDS, VALIDATION, Page, load_set, params_of, scores_of
 
-from stream_cleaner.block_features import MULTILINGUAL_MODEL, MultilingualLabeller, container_mask
+from stream_cleaner.block_features import (
+    MULTILINGUAL_MODEL,
+    MultilingualLabeller,
+    SequenceLayer,
+    container_mask,
+)
 from stream_cleaner.labeller import BOILERPLATE_CONTAINERS
 from stream_cleaner.training import page_folds
 
@@ -589,101 +594,32 @@ def test(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------- numpy forward pass
 
 
-class NumpyTagger:
-    """The networks' forward pass in numpy: what would ship (no torch at run time). All the
-    networks of an ensemble run in one loop over the blocks, each direction of each network a
-    row of one batched matrix product per step."""
-
-    def __init__(self, states: Sequence[dict[str, Any]], cell: str) -> None:
-        ws = [{k: v.detach().numpy().astype(np.float64) for k, v in st.items()} for st in states]
-        self.cell = cell
-        self.hidden = ws[0]["rnn.weight_hh_l0"].shape[1]
-        dirs = [(w, sfx) for w in ws for sfx in ("_l0", "_l0_reverse")]
-        self.w_ih = np.vstack([w["rnn.weight_ih" + sfx] for w, sfx in dirs]).T
-        self.w_hh = np.stack([w["rnn.weight_hh" + sfx] for w, sfx in dirs])
-        b_ih = np.concatenate([w["rnn.bias_ih" + sfx] for w, sfx in dirs])
-        self.b_hh = np.stack([w["rnn.bias_hh" + sfx] for w, sfx in dirs])
-        hid = self.hidden
-        # sigmoid(z) = (1 + tanh(z / 2)) / 2: the sigmoid gates' rows are halved, so that one
-        # tanh per step serves every gate (LSTM i, f, o; GRU r, z)
-        half = np.ones(self.w_hh.shape[1])
-        half[: 2 * hid] = 0.5
-        if cell == "lstm":  # both biases add before the gates
-            half[3 * hid :] = 0.5
-            self.b_ih = b_ih + self.b_hh.reshape(-1)
-            self.w_hh = self.w_hh * half[None, :, None]
-        else:  # the GRU's hidden bias of the candidate sits inside r * (...)
-            self.b_ih = b_ih
-            self.hh_half = half
-        self.w_ih = self.w_ih * np.tile(half, len(dirs))
-        self.b_ih = self.b_ih * np.tile(half, len(dirs))
-        self.w_out = np.stack([w["out.weight"][0] for w in ws])  # (networks, 2 hidden)
-        self.b_out = np.array([w["out.bias"][0] for w in ws])
-
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        """Each network's log-odds per block, (networks, blocks)."""
-        n, hid, d = len(x), self.hidden, len(self.w_hh)
-        g = (x @ self.w_ih + self.b_ih).reshape(n, d, -1)
-        g[:, 1::2] = g[::-1, 1::2].copy()  # a backward direction's step t reads block n-1-t
-        out = np.empty((n, d, hid))
-        h = np.zeros((d, hid, 1))
-        w_hh = self.w_hh
-        if self.cell == "lstm":
-            c = np.zeros((d, hid))
-            for t in range(n):
-                z = np.tanh(g[t] + np.matmul(w_hh, h)[:, :, 0])
-                s = 0.5 * z + 0.5
-                c = s[:, hid : 2 * hid] * c + s[:, :hid] * z[:, 2 * hid : 3 * hid]
-                out[t] = s[:, 3 * hid :] * np.tanh(c)
-                h = out[t][:, :, None]
-        else:
-            b_hh = self.b_hh
-            half = self.hh_half[: 2 * hid]
-            for t in range(n):
-                r_h = np.matmul(w_hh, h)[:, :, 0] + b_hh
-                s = 0.5 * np.tanh(g[t, :, : 2 * hid] + half * r_h[:, : 2 * hid]) + 0.5
-                cand = np.tanh(g[t, :, 2 * hid :] + s[:, :hid] * r_h[:, 2 * hid :])
-                out[t] = cand + s[:, hid:] * (h[:, :, 0] - cand)
-                h = out[t][:, :, None]
-        fwd, bwd = out[:, 0::2], out[::-1, 1::2]  # (blocks, networks, hidden)
-        return (
-            np.einsum("bkh,kh->kb", fwd, self.w_out[:, :hid])
-            + np.einsum("bkh,kh->kb", bwd, self.w_out[:, hid:])
-            + self.b_out[:, None]
-        )
-
-    def probs(self, x: np.ndarray) -> np.ndarray:
-        """Each network's probability of content per block, (networks, blocks)."""
-        return sigmoid(self.logits(x))
-
-
 def speed(args: argparse.Namespace) -> None:
+    """The product's forward pass (`block_features.SequenceLayer`, numpy and the native
+    loop) of the candidate's networks: checked against torch, then timed."""
     name, epoch, _avg = parse_candidate(args.candidate)
+    variant = VARIANTS[name]
+    if variant["cell"] != "gru" or variant.get("tree_input"):
+        sys.exit("the runtime (block_features.SequenceLayer) runs GRUs on the features alone")
     seeds = (1, 2, 3)
     en = English()
     scale, nets = final_networks(en, name, epoch, seeds)
-    tagger = NumpyTagger([m.state_dict() for m in nets], VARIANTS[name]["cell"])
-    tree_in = VARIANTS[name].get("tree_input", False)
-    trees = en.final_trees(seeds)
+    layer = SequenceLayer(sequence_spec(variant, scale, nets, 0.5), len(scale.mean))
     pages = en.dev_x[len(en.train) :] + en.val_x[:10]
     worst = 0.0
     for m in pages:
-        x = scale(with_tree([m], tree_raw(trees, [m]) if tree_in else None)[0])
-        mine = tagger.probs(x)
+        mine = sigmoid(layer.network_logits(m))
         for k, net in enumerate(nets):
-            worst = max(worst, float(np.abs(predict(net, [x])[0] - mine[k]).max()))
+            worst = max(worst, float(np.abs(predict(net, [scale(m)])[0] - mine[k]).max()))
     print(f"- numpy against torch, {len(pages)} pages x {len(nets)} networks: max |dp| {worst:.2e}")
     # timing: the English pages of 150 to 400 blocks, scaler + networks (+ their mean)
     timed = [p for p in en.dev + en.val if 150 <= len(p.texts) <= 400]
     mats = [p.features() for p in timed]
-    if tree_in:
-        sys.exit("timing with the tree input: not written (it was not chosen)")
     labeller = MultilingualLabeller.load()  # the shipped trees (seeds 1-3), for the total
     for _ in range(2):
         start = time.perf_counter()
         for m in mats:
-            x = scale(m)
-            tagger.probs(x).mean(axis=0)
+            layer.probabilities(m)
         nets_s = time.perf_counter() - start
         start = time.perf_counter()
         for p in timed:
@@ -693,10 +629,9 @@ def speed(args: argparse.Namespace) -> None:
     per = 240 / blocks * 1000
     print(
         f"- {len(timed)} English pages of 150-400 blocks (mean {blocks / len(timed):.0f}); per "
-        f"240 blocks: numpy forward of {len(nets)} networks ({name}, with the scaler, one "
-        f"loop) {nets_s * per:.2f} ms; features + "
-        f"shipped trees {trees_s * per:.2f} ms; features + trees + networks "
-        f"{(nets_s + trees_s) * per:.2f} ms"
+        f"240 blocks: the forward pass of {len(nets)} networks ({name}, with the scaler) "
+        f"{nets_s * per:.2f} ms; features + shipped trees {trees_s * per:.2f} ms; features + "
+        f"trees + networks {(nets_s + trees_s) * per:.2f} ms"
     )
 
 
@@ -707,6 +642,31 @@ def _packed(a: Any) -> dict[str, Any]:
     """A model file's array: its shape and its float32 values, little-endian, in base64."""
     a = np.asarray(a, dtype="<f4")
     return {"shape": list(a.shape), "float32": base64.b64encode(a.tobytes()).decode("ascii")}
+
+
+def sequence_spec(variant: dict[str, Any], scale: Scaler, nets: list[Any], threshold: float):
+    """The ``sequence`` section of a multilingual labeller file for these networks (GRUs
+    averaged with the trees, as `block_features.SequenceLayer` reads it)."""
+    networks = []
+    for net in nets:
+        state = {k: v.detach().numpy() for k, v in net.state_dict().items()}
+        networks.append({
+            **{f"{part}{sfx}": _packed(state[f"rnn.{part}_l0{sfx}"])
+               for part in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+               for sfx in ("", "_reverse")},
+            "out_weight": _packed(state["out.weight"]),
+            "out_bias": _packed(state["out.bias"]),
+        })  # fmt: skip
+    return {
+        "cell": "gru",
+        "hidden": variant["hidden"],
+        "mean": scale.mean.tolist(),
+        "scale": scale.sd.tolist(),
+        "clip": CLIP,
+        "tree_weight": 0.5,
+        "threshold": threshold,
+        "networks": networks,
+    }
 
 
 def save(args: argparse.Namespace) -> None:
@@ -725,27 +685,9 @@ def save(args: argparse.Namespace) -> None:
         if np.abs(tree_raw(trees, [m])[0] - shipped.scores(m)).max() > 1e-5:
             sys.exit(f"{MULTILINGUAL_MODEL.name}'s trees are not the ones chosen with; ship them")
     scale, nets = final_networks(en, name, epoch, seeds)
-    networks = []
-    for net in nets:
-        state = {k: v.detach().numpy() for k, v in net.state_dict().items()}
-        networks.append({
-            **{f"{part}{sfx}": _packed(state[f"rnn.{part}_l0{sfx}"])
-               for part in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-               for sfx in ("", "_reverse")},
-            "out_weight": _packed(state["out.weight"]),
-            "out_bias": _packed(state["out.bias"]),
-        })  # fmt: skip
     spec = json.loads(MULTILINGUAL_MODEL.read_text())
-    spec["sequence"] = {
-        "cell": "gru",
-        "hidden": variant["hidden"],
-        "mean": scale.mean.tolist(),
-        "scale": scale.sd.tolist(),
-        "clip": CLIP,
-        "tree_weight": 0.5,
-        "threshold": selected[args.candidate]["threshold"],
-        "networks": networks,
-    }
+    threshold = selected[args.candidate]["threshold"]
+    spec["sequence"] = sequence_spec(variant, scale, nets, threshold)
     labeller = MultilingualLabeller(spec)
     # a check for the tests: rows around the training pages' statistics, clipped ones among
     # them, and torch's log-odds for them (the runtime forward pass must give the same)

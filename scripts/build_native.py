@@ -91,8 +91,8 @@ def main() -> int:
         Extension(
             "stream_cleaner._native.sequence",
             [str(NATIVE / "sequence.pyx")],
-            # -O3 vectorises the recurrent products (GCC 12's -O2 does not where arrays
-            # might overlap): 3.9 -> 0.8 ms a page of 240 rows
+            # -O3: the recurrent products along contiguous rows may vectorise (the loop took
+            # 1.3 ms for 240 rows and six directions, where numpy's took 2.9)
             extra_compile_args=["-O3"],
         ),
         Extension(

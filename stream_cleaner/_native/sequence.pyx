@@ -66,4 +66,3 @@ def gru_states(const double[:, :, ::1] gates, const double[:, :, ::1] w_hh_t,
                     previous = h[j]
                     state[j] = c + z * (previous - c)
     return out
-
