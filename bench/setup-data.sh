@@ -9,7 +9,7 @@ src="${BENCH_DATA_SRC:-$repo/../shared/data/eval}"
 dest="$repo/.cache/data"
 
 mkdir -p "$dest"
-for name in cleaneval dragnet multiboilernet; do
+for name in cleaneval dragnet multiboilernet modern2026; do
     if [[ -d "$dest/$name" ]]; then
         continue
     fi
