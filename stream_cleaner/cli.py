@@ -33,6 +33,7 @@ from .sites import SITE_KEYS, SiteSettings, SiteTemplates
 
 if TYPE_CHECKING:
     from .document import CleanedDocument
+    from .evaluate import LostContent, Page, PageScore
     from .io import Source
 
 log = logging.getLogger("stream_cleaner")
@@ -240,11 +241,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="score stream-cleaner (or a folder of outputs) against gold text",
         description="Score against hand-cleaned gold text, with three scorers named in the "
         "output: CleanEval word alignment (precision, recall, F1; per-page average and pooled), "
-        "word Levenshtein similarity 1-d/max(|output|,|gold|) and bag-of-tokens F1. PATH holds "
-        "html/NAME.html and gold/NAME.txt: a CleanEval split (pages wrapped in <text id=..>, "
-        "gold with a URL: line and <p>/<h>/<l> markers), Dragnet, or any benchmark in that "
-        "shape. By default stream-cleaner cleans the pages; --outputs scores a folder of "
-        "NAME.txt texts another system extracted instead.",
+        "word Levenshtein similarity 1-d/max(|output|,|gold|) and bag-of-tokens F1; with a "
+        "checks.json beside them, also trafilatura's snippet checks (pooled precision, recall, "
+        "F1) and every figure per page type. PATH holds html/NAME.html and gold/NAME.txt: a "
+        "CleanEval split (pages wrapped in <text id=..>, gold with a URL: line and <p>/<h>/<l> "
+        "markers), Dragnet, the 2026 pages, or any benchmark in that shape. By default "
+        "stream-cleaner cleans the pages; --outputs scores a folder of NAME.txt texts another "
+        "system extracted instead.",
     )
     p.add_argument("path", metavar="PATH", help="folder with html/ and gold/")
     p.add_argument(
@@ -252,7 +255,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         choices=LAYOUTS,
         default="auto",
         help="cleaneval: unwrap <text id=..> pages; generic: pages as they are; auto "
-        "(default): cleaneval when the first page is wrapped",
+        "(default): cleaneval when the first page is wrapped and there is no checks.json",
     )
     p.add_argument(
         "--split",
@@ -274,6 +277,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         choices=("empty", "skip"),
         default="empty",
         help="a page with no file in --outputs counts as an empty output (default) or is left out",
+    )
+    p.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="count the pages whose main content this system loses and the NAME.txt outputs "
+        "of DIR keep (of gold with at least 20 words: word recall < 0.3 here, > 0.7 there), and "
+        "the reverse; repeatable (e.g. bench/quality.py --save-outputs's trafilatura folder)",
     )
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     p.add_argument("--per-page", metavar="PATH", help="also write per-page scores (TSV)")
@@ -1009,6 +1021,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         elapsed = time.perf_counter() - started
         speed = f"; cleaned in {elapsed:.1f} s, {len(with_gold) / elapsed:.1f} pages/s"
     summary, scores = evaluate.score_outputs(with_gold, outputs, missing=args.missing)
+    by_type = evaluate.summarize_by_type(scores)
+    lost = {
+        folder: _lost_against(with_gold, scores, folder, missing=args.missing)
+        for folder in args.against
+    }
     missing = ""
     if summary.missing:
         how = "scored as empty" if args.missing == "empty" else "left out"
@@ -1020,21 +1037,57 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         f"system: {system}{speed}\n"
     )
     print(evaluate.format_summary(summary))
+    for kind, group in by_type.items():
+        print(f"\n### {kind}, {group.pages} pages\n\n{evaluate.format_summary(group)}")
+    for folder, counts in lost.items():
+        print(
+            f"\nlost main content against {folder}: {len(counts.lost)} pages lost here and "
+            f"kept there, {len(counts.reverse)} lost there and kept here (of {counts.pages} "
+            f"pages with >= {evaluate.LOST_MIN_GOLD_WORDS} gold words)"
+        )
+        for label, names in (("lost here", counts.lost), ("lost there", counts.reverse)):
+            if names:
+                print(f"  {label}: {' '.join(names)}")
     if args.json:
         import json
 
         figures = {"path": args.path, "system": system, "split": args.split}
-        Path(args.json).write_text(json.dumps(figures | summary.to_dict(), indent=2) + "\n")
+        figures |= summary.to_dict()
+        if by_type:
+            figures["by_type"] = {kind: group.to_dict() for kind, group in by_type.items()}
+        if lost:
+            figures["lost_main_content"] = {k: v.to_dict() for k, v in lost.items()}
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     if args.per_page:
+        checked = any(s.snippets is not None for s in scores)
         with open(args.per_page, "w", encoding="utf-8") as out:
-            out.write("page\tprecision\trecall\tf1\tlevenshtein\tbag_f1\n")
+            columns = "page\tprecision\trecall\tf1\tlevenshtein\tbag_f1\tgold_words"
+            out.write(columns + ("\ttype\ttp\tfn\tfp\ttn\n" if checked else "\n"))
             for s in scores:
                 a = s.alignment
                 out.write(
                     f"{s.name}\t{a.precision:.4f}\t{a.recall:.4f}\t{a.f1:.4f}\t"
-                    f"{s.levenshtein:.4f}\t{s.bag_f1:.4f}\n"
+                    f"{s.levenshtein:.4f}\t{s.bag_f1:.4f}\t{a.gold_words}"
                 )
+                if checked:
+                    c = s.snippets or evaluate.SnippetCounts()
+                    out.write(
+                        f"\t{s.page_type}\t{c.true_positives}\t{c.false_negatives}\t"
+                        f"{c.false_positives}\t{c.true_negatives}"
+                    )
+                out.write("\n")
     return 0
+
+
+def _lost_against(
+    pages: list[Page], scores: list[PageScore], folder: str, *, missing: str
+) -> LostContent:
+    """The pages lost against another system's outputs in ``folder``, and the reverse."""
+    from . import evaluate
+
+    theirs = evaluate.read_outputs(folder, [page.name for page in pages])
+    _, their_scores = evaluate.score_outputs(pages, theirs, missing=missing)
+    return evaluate.compare_lost(scores, their_scores)
 
 
 def _describe_settings(settings: CleanerSettings) -> str:

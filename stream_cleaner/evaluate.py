@@ -11,14 +11,23 @@ Three scorers, each named in every report:
    words), averaged per page. The kind of edit-distance score the perplexity paper reported.
 3. **Bag-of-tokens F1**: precision and recall of the output's token multiset against the
    gold's, order ignored, averaged per page.
+4. **Snippet checks** (trafilatura's own evaluation method), on sets that come with a
+   ``checks.json``: white space collapsed in the output and in each snippet, each ``with``
+   snippet found in the output is a true positive, each one missing a false negative, each
+   ``without`` snippet found a false positive; pooled over all pages.
+
+Every figure can also be had per page type (``checks.json``'s ``type``: article, forum,
+product...), and :func:`lost_main_content` is the rule that counts the pages where one system
+loses the main content another keeps.
 
 Before any scorer, gold markers (``<p>``, ``<h>``, ``<l>``), a leading ``URL:`` line and a
 byte-order mark are removed from both sides, as CleanEval's scorer does (the published outputs
 of other systems carry them too).
 
 Readers: :func:`read_cleaneval` (HTML wrapped in ``<text id=..>``, gold with a ``URL:`` line),
-:func:`read_pages` (any ``html/NAME.html`` + ``gold/NAME.txt`` folder: Dragnet and the like)
-and :func:`read_outputs` (a folder of ``NAME.txt`` already extracted by some system).
+:func:`read_pages` (any ``html/NAME.html`` + ``gold/NAME.txt`` folder: Dragnet, the 2026 pages
+and the like; a ``checks.json`` beside them is read by :func:`read_checks`) and
+:func:`read_outputs` (a folder of ``NAME.txt`` already extracted by some system).
 """
 
 from __future__ import annotations
@@ -26,12 +35,13 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .settings import CleanerSettings
@@ -52,11 +62,22 @@ DRAGNET_TEST_PERCENT = 30
 SPLITS = ("train", "test", "all")
 LAYOUTS = ("auto", "cleaneval", "generic")
 
+CHECKS_FILE = "checks.json"
+"""The snippet checks of a page set, beside its ``html/`` and ``gold/`` folders."""
+
+# The lost-main-content rule (`lost_main_content`): a page counts only when its gold has at
+# least this many words, as a loss when one system's word-alignment recall is below the first
+# limit while the other system's is above the second.
+LOST_MIN_GOLD_WORDS = 20
+LOST_MAX_RECALL = 0.3
+KEPT_MIN_RECALL = 0.7
+
 SCORER_NAMES = {
     "alignment_macro": "word alignment (CleanEval), per-page average",
     "alignment_micro": "word alignment (CleanEval), pooled over pages",
     "levenshtein": "word Levenshtein similarity 1 - d / max(len), per-page average",
     "bag": "bag-of-tokens F1, per-page average",
+    "snippets": "snippet checks (trafilatura's method), pooled over pages",
 }
 """The name each scorer goes by in reports, by its key in :meth:`Summary.to_dict`."""
 
@@ -163,9 +184,92 @@ def bag_of_tokens(output: Sequence[str], gold: Sequence[str]) -> tuple[float, fl
     return p, r, _f1(p, r)
 
 
+def collapse_space(text: str) -> str:
+    """``text`` with every run of white space (newlines too) made one space, ends stripped."""
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class SnippetCounts:
+    """Snippet checks of one page, or pooled over pages (``+`` adds them up).
+
+    Attributes:
+        true_positives: ``with`` snippets found in the output.
+        false_negatives: ``with`` snippets missing from it.
+        false_positives: ``without`` snippets found in it.
+        true_negatives: ``without`` snippets missing from it.
+    """
+
+    true_positives: int = 0
+    false_negatives: int = 0
+    false_positives: int = 0
+    true_negatives: int = 0
+
+    def __add__(self, other: SnippetCounts) -> SnippetCounts:
+        return SnippetCounts(
+            self.true_positives + other.true_positives,
+            self.false_negatives + other.false_negatives,
+            self.false_positives + other.false_positives,
+            self.true_negatives + other.true_negatives,
+        )
+
+    @property
+    def precision(self) -> float:
+        """Found ``with`` snippets over all snippets found; with none found, 1.0 only when
+        there was no ``with`` snippet to find (as the word scorers treat an empty output)."""
+        found = self.true_positives + self.false_positives
+        expected = self.true_positives + self.false_negatives
+        return _ratio(self.true_positives, found, empty_gold=not expected)
+
+    @property
+    def recall(self) -> float:
+        expected = self.true_positives + self.false_negatives
+        return self.true_positives / expected if expected else 1.0
+
+    @property
+    def f1(self) -> float:
+        return _f1(self.precision, self.recall)
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {
+            "p": self.precision,
+            "r": self.recall,
+            "f1": self.f1,
+            "tp": self.true_positives,
+            "fn": self.false_negatives,
+            "fp": self.false_positives,
+            "tn": self.true_negatives,
+        }
+
+
+def check_snippets(output: str, checks: PageChecks) -> SnippetCounts:
+    """trafilatura's evaluation of one output: which snippets it holds, white space collapsed.
+
+    Each ``with`` snippet found in the output is a true positive, each missing one a false
+    negative; each ``without`` snippet found is a false positive, each missing one a true
+    negative. A snippet is found when it is a substring of the output, both with their white
+    space collapsed (`collapse_space`); case and punctuation count.
+    """
+    text = collapse_space(output)
+    found_with = sum(collapse_space(s) in text for s in checks.with_snippets)
+    found_without = sum(collapse_space(s) in text for s in checks.without_snippets)
+    return SnippetCounts(
+        true_positives=found_with,
+        false_negatives=len(checks.with_snippets) - found_with,
+        false_positives=found_without,
+        true_negatives=len(checks.without_snippets) - found_without,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PageScore:
-    """Every scorer's figures for one page."""
+    """Every scorer's figures for one page.
+
+    Attributes:
+        page_type: the page's type in its set's checks (``article``, ``forum``...), else ``""``.
+        snippets: the snippet checks, ``None`` for a page without checks.
+        missing: the system gave no output for the page, which was scored as empty.
+    """
 
     name: str
     alignment: Alignment
@@ -173,13 +277,74 @@ class PageScore:
     bag_precision: float
     bag_recall: float
     bag_f1: float
+    page_type: str = ""
+    snippets: SnippetCounts | None = None
+    missing: bool = False
 
 
-def score_page(name: str, output: str, gold: str) -> PageScore:
-    """Score one output against its gold with every scorer."""
+def score_page(
+    name: str, output: str, gold: str, checks: PageChecks | None = None, *, missing: bool = False
+) -> PageScore:
+    """Score one output against its gold with every scorer (the snippets too, given checks)."""
     out, ref = text_words(output), text_words(gold)
-    return PageScore(name, align_tokens(out, ref), levenshtein_similarity(out, ref),
-                     *bag_of_tokens(out, ref))  # fmt: skip
+    return PageScore(
+        name,
+        align_tokens(out, ref),
+        levenshtein_similarity(out, ref),
+        *bag_of_tokens(out, ref),
+        page_type=checks.page_type if checks is not None else "",
+        snippets=check_snippets(output, checks) if checks is not None else None,
+        missing=missing,
+    )
+
+
+def lost_main_content(ours: PageScore, theirs: PageScore) -> bool:
+    """Whether ``ours`` lost the main content of a page that ``theirs`` kept.
+
+    The page counts when its gold has at least `LOST_MIN_GOLD_WORDS` words; it is lost when our
+    word-alignment recall is below `LOST_MAX_RECALL` while theirs is above `KEPT_MIN_RECALL`.
+    Swap the arguments for the pages they lose and we keep.
+    """
+    if ours.name != theirs.name:
+        raise ValueError(f"two different pages: {ours.name!r} and {theirs.name!r}")
+    return (
+        ours.alignment.gold_words >= LOST_MIN_GOLD_WORDS
+        and ours.alignment.recall < LOST_MAX_RECALL
+        and theirs.alignment.recall > KEPT_MIN_RECALL
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LostContent:
+    """Main content lost by one system and kept by another, page by page (`compare_lost`).
+
+    Attributes:
+        pages: pages scored for both whose gold has at least `LOST_MIN_GOLD_WORDS` words.
+        lost: the pages whose main content ours lost and theirs kept.
+        reverse: the pages whose main content theirs lost and ours kept.
+    """
+
+    pages: int
+    lost: tuple[str, ...]
+    reverse: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pages": self.pages, "lost": list(self.lost), "reverse": list(self.reverse)}
+
+
+def compare_lost(ours: Sequence[PageScore], theirs: Sequence[PageScore]) -> LostContent:
+    """Apply `lost_main_content` both ways to the pages scored for both systems.
+
+    Args:
+        ours, theirs: the per-page scores of two systems on the same set (`score_outputs`).
+    """
+    by_name = {s.name: s for s in theirs}
+    pairs = [(s, by_name[s.name]) for s in ours if s.name in by_name]
+    return LostContent(
+        pages=sum(s.alignment.gold_words >= LOST_MIN_GOLD_WORDS for s, _ in pairs),
+        lost=tuple(s.name for s, t in pairs if lost_main_content(s, t)),
+        reverse=tuple(t.name for s, t in pairs if lost_main_content(t, s)),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +358,8 @@ class Summary:
         levenshtein: mean per-page word Levenshtein similarity.
         bag_precision, bag_recall, bag_f1: bag-of-tokens, macro.
         missing: pages without an output (scored as empty, or skipped: see the caller).
+        snippets: the snippet checks pooled over the pages that have them; ``None`` when
+            none has.
     """
 
     pages: int
@@ -207,10 +374,11 @@ class Summary:
     bag_recall: float
     bag_f1: float
     missing: int = 0
+    snippets: SnippetCounts | None = None
 
-    def to_dict(self) -> dict[str, float | int]:
-        """The figures by scorer key (see :data:`SCORER_NAMES`)."""
-        return {
+    def to_dict(self) -> dict[str, Any]:
+        """The figures by scorer key (see :data:`SCORER_NAMES`); ``snippets`` only with checks."""
+        figures = {
             "pages": self.pages,
             "missing": self.missing,
             "alignment_macro": {"p": self.precision, "r": self.recall, "f1": self.f1},
@@ -222,6 +390,9 @@ class Summary:
             "levenshtein": self.levenshtein,
             "bag": {"p": self.bag_precision, "r": self.bag_recall, "f1": self.bag_f1},
         }
+        if self.snippets is not None:
+            figures["snippets"] = self.snippets.to_dict()
+        return figures
 
 
 def summarize(scores: Sequence[PageScore], *, missing: int = 0) -> Summary:
@@ -238,6 +409,7 @@ def summarize(scores: Sequence[PageScore], *, missing: int = 0) -> Summary:
     ref_words = sum(s.alignment.gold_words for s in scores)
     micro_p = _ratio(aligned, out_words, empty_gold=not ref_words)
     micro_r = aligned / ref_words if ref_words else 1.0
+    checked = [s.snippets for s in scores if s.snippets is not None]
     return Summary(
         pages=n,
         precision=mean(s.alignment.precision for s in scores),
@@ -251,7 +423,24 @@ def summarize(scores: Sequence[PageScore], *, missing: int = 0) -> Summary:
         bag_recall=mean(s.bag_recall for s in scores),
         bag_f1=mean(s.bag_f1 for s in scores),
         missing=missing,
+        snippets=sum(checked, SnippetCounts()) if checked else None,
     )
+
+
+def summarize_by_type(scores: Sequence[PageScore]) -> dict[str, Summary]:
+    """`summarize` the pages of each page type apart, the most frequent type first.
+
+    Pages without a type (a set without checks) make no group; ``missing`` counts a type's
+    pages that were scored as empty for want of an output (pages left out are not seen here).
+    """
+    groups: dict[str, list[PageScore]] = {}
+    for score in scores:
+        if score.page_type:
+            groups.setdefault(score.page_type, []).append(score)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return {
+        kind: summarize(group, missing=sum(s.missing for s in group)) for kind, group in ordered
+    }
 
 
 def score_outputs(
@@ -280,8 +469,9 @@ def score_outputs(
             absent += 1
             if missing == "skip":
                 continue
-            output = ""
-        scores.append(score_page(page.name, output, page.gold))
+        scores.append(
+            score_page(page.name, output or "", page.gold, page.checks, missing=output is None)
+        )
     return summarize(scores, missing=absent), scores
 
 
@@ -302,13 +492,16 @@ def clean_pages(pages: Sequence[Page], settings: CleanerSettings | None = None) 
 
 
 def format_summary(summary: Summary) -> str:
-    """A markdown table of every scorer, each under its full name."""
+    """A markdown table of every scorer, each under its full name (snippets with checks)."""
     rows = [
         ("alignment_macro", summary.precision, summary.recall, summary.f1),
         ("alignment_micro", summary.micro_precision, summary.micro_recall, summary.micro_f1),
         ("levenshtein", None, None, summary.levenshtein),
         ("bag", summary.bag_precision, summary.bag_recall, summary.bag_f1),
     ]
+    if summary.snippets is not None:
+        snippets = summary.snippets
+        rows.append(("snippets", snippets.precision, snippets.recall, snippets.f1))
     lines = ["| scorer | precision | recall | F1 / similarity |", "|---|---:|---:|---:|"]
     for key, p, r, f in rows:
         cells = ["" if v is None else f"{v:.4f}" for v in (p, r, f)]
@@ -330,12 +523,60 @@ class Page:
             removed).
         gold: the hand-cleaned text, line endings normalised to ``\\n``, a leading ``URL:``
             line removed, ``<p>``/``<h>``/``<l>`` markers kept; ``None`` without a gold file.
+        checks: the page's type and snippets when its set has a ``checks.json``, else ``None``.
     """
 
     name: str
     url: str
     raw: bytes
     gold: str | None = field(default=None, repr=False)
+    checks: PageChecks | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PageChecks:
+    """One page's entry in a set's ``checks.json``.
+
+    Attributes:
+        url: the page's URL.
+        page_type: what kind of page it is (``article``, ``forum``, ``product``...).
+        with_snippets: strings a good extraction holds.
+        without_snippets: strings (boilerplate) a good extraction does not hold.
+    """
+
+    url: str
+    page_type: str
+    with_snippets: tuple[str, ...]
+    without_snippets: tuple[str, ...]
+
+
+def read_checks(path: Path | str) -> dict[str, PageChecks]:
+    """Read a ``checks.json``: by page name, ``{"url", "type", "with": [...], "without": [...]}``.
+
+    Raises:
+        ValueError: when the file is not an object of such entries (the entry is named).
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected an object of pages by name")
+    checks = {}
+    for name, entry in data.items():
+        try:
+            url, kind = entry.get("url", ""), entry["type"]
+            with_, without = entry.get("with", []), entry.get("without", [])
+            texts = [url, kind, *with_, *without]
+            if (
+                not all(isinstance(t, str) for t in texts)
+                or not isinstance(with_, list)
+                or not isinstance(without, list)
+            ):
+                raise TypeError("url, type and every snippet must be strings")
+        except (AttributeError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: page {name!r}: {type(exc).__name__}: {exc}") from None
+        if not kind or not all(collapse_space(t) for t in (*with_, *without)):
+            raise ValueError(f"{path}: page {name!r}: empty type or snippet")
+        checks[name] = PageChecks(url, kind, tuple(with_), tuple(without))
+    return checks
 
 
 def decode_text(data: bytes) -> str:
@@ -391,7 +632,10 @@ def read_gold(path: Path, *, comments: bool = False) -> str | None:
 
 
 def detect_layout(root: Path) -> str:
-    """``"cleaneval"`` when the first page of ``root/html`` has the ``<text`` wrapper."""
+    """``"cleaneval"`` when the first page of ``root/html`` has the ``<text`` wrapper and the set
+    has no ``checks.json`` (CleanEval has none), else ``"generic"``."""
+    if (root / CHECKS_FILE).is_file():
+        return "generic"
     first = next(iter(_sorted_pages(_html_files(root))), None)
     if first is not None and _CLEANEVAL_HEADER.match(first.read_bytes()[:4096]):
         return "cleaneval"
@@ -419,11 +663,13 @@ def read_pages(
             (`read_gold`).
 
     Returns:
-        The pages in name order (numeric names numerically), gold ``None`` where missing.
+        The pages in name order (numeric names numerically), gold ``None`` where missing. With a
+        ``root/checks.json`` (`read_checks`) each page gets its checks, and its URL from them
+        when the layout gave none.
 
     Raises:
         FileNotFoundError: when ``root/html`` is not a folder.
-        ValueError: for an unknown format or split.
+        ValueError: for an unknown format or split, or a malformed ``checks.json``.
     """
     root = Path(root)
     if layout not in LAYOUTS:
@@ -432,6 +678,8 @@ def read_pages(
         raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
     if layout == "auto":
         layout = detect_layout(root)
+    checks_path = root / CHECKS_FILE
+    checks = read_checks(checks_path) if checks_path.is_file() else {}
     pages = []
     for path in _sorted_pages(_html_files(root)):
         if split != "all" and dragnet_split(path.stem) != split:
@@ -441,7 +689,10 @@ def read_pages(
         if layout == "cleaneval":
             url, raw = unwrap_cleaneval(raw)
         gold = read_gold(root / "gold" / f"{path.stem}.txt", comments=gold_comments)
-        pages.append(Page(path.stem, url, raw, gold))
+        page_checks = checks.get(path.stem)
+        if page_checks is not None and not url:
+            url = page_checks.url
+        pages.append(Page(path.stem, url, raw, gold, page_checks))
         if limit is not None and len(pages) >= limit:
             break
     return pages

@@ -7,14 +7,21 @@ import pytest
 from stream_cleaner import CleanerSettings
 from stream_cleaner.cli import main
 from stream_cleaner.evaluate import (
+    Alignment,
     Page,
+    PageChecks,
     PageScore,
+    SnippetCounts,
     align_tokens,
     align_words,
     bag_of_tokens,
+    check_snippets,
     clean_pages,
+    compare_lost,
     detect_layout,
     levenshtein_similarity,
+    lost_main_content,
+    read_checks,
     read_cleaneval,
     read_gold,
     read_outputs,
@@ -22,6 +29,7 @@ from stream_cleaner.evaluate import (
     score_outputs,
     score_page,
     summarize,
+    summarize_by_type,
     text_words,
 )
 
@@ -272,6 +280,250 @@ def test_evaluate_command_usage_errors(capsys):
     assert main(["evaluate", str(EVAL / "nowhere")]) == 1
     assert "not found" in capsys.readouterr().err
     assert main(["evaluate", str(EVAL / "generic"), "--limit", "0"]) == 1
+
+
+# --- snippet checks, page types and lost main content -------------------------------------
+
+CHECKS = {
+    "a1": {
+        "url": "https://news.example/a1",
+        "type": "article",
+        "with": ["The tide  turns\nat noon.", "Boats wait."],
+        "without": ["Subscribe now", "Home"],
+    },
+    "f1": {
+        "url": "https://forum.example/t/1",
+        "type": "forum",
+        "with": ["My pump leaks."],
+        "without": ["Reply"],
+    },
+    "a2": {"url": "https://news.example/a2", "type": "article", "with": ["Rain."], "without": []},
+}
+
+
+def test_snippets_are_found_with_white_space_collapsed_on_both_sides():
+    checks = PageChecks(
+        "u", "article", ("The tide  turns\nat noon.", "Boats wait."), ("Subscribe now", "Home")
+    )
+    found = check_snippets("Home\n\nThe tide turns at\tnoon. Boats\nwait.", checks)
+    assert found == SnippetCounts(
+        true_positives=2, false_negatives=0, false_positives=1, true_negatives=1
+    )
+    # a substring test: case and punctuation count, word boundaries do not
+    assert check_snippets("the tide turns at noon", checks) == SnippetCounts(0, 2, 0, 2)
+    assert check_snippets("Homeward. Boats wait.", checks) == SnippetCounts(1, 1, 1, 1)
+    assert check_snippets("", checks) == SnippetCounts(0, 2, 0, 2)
+
+
+def test_snippet_counts_pool_before_precision_and_recall():
+    pooled = SnippetCounts(3, 1, 1, 4) + SnippetCounts(0, 4, 0, 1)
+    assert pooled == SnippetCounts(3, 5, 1, 5)
+    assert (pooled.precision, pooled.recall) == (3 / 4, 3 / 8)
+    assert pooled.f1 == pytest.approx(2 * (3 / 4) * (3 / 8) / (3 / 4 + 3 / 8))
+    assert pooled.to_dict() == {
+        "p": 0.75,
+        "r": 0.375,
+        "f1": pooled.f1,
+        "tp": 3,
+        "fn": 5,
+        "fp": 1,
+        "tn": 5,
+    }
+    # nothing found: precision 0 when something was to be found, 1 when nothing was
+    assert SnippetCounts(0, 2, 0, 3).precision == 0.0
+    assert SnippetCounts(0, 0, 0, 3).precision == SnippetCounts(0, 0, 0, 3).f1 == 1.0
+
+
+def test_checks_reader_reads_each_page_and_refuses_malformed_entries(tmp_path):
+    path = tmp_path / "checks.json"
+    path.write_text(json.dumps(CHECKS), encoding="utf-8")
+    checks = read_checks(path)
+    assert list(checks) == ["a1", "f1", "a2"]
+    assert checks["a1"] == PageChecks(
+        "https://news.example/a1",
+        "article",
+        ("The tide  turns\nat noon.", "Boats wait."),
+        ("Subscribe now", "Home"),
+    )
+    assert checks["a2"].without_snippets == ()
+    for broken in (
+        [CHECKS["a1"]],  # a list, not pages by name
+        {"x": {"url": "u", "with": []}},  # no type
+        {"x": {"type": "article", "with": "one string"}},  # a string, not a list
+        {"x": {"type": "article", "with": [3]}},
+        {"x": {"type": "article", "with": ["  \n"]}},  # a snippet every text holds
+        {"x": "article"},
+    ):
+        path.write_text(json.dumps(broken), encoding="utf-8")
+        with pytest.raises(ValueError):
+            read_checks(path)
+
+
+def _page_set(root, pages, checks=CHECKS):
+    (root / "html").mkdir()
+    (root / "gold").mkdir()
+    for name, (html, gold) in pages.items():
+        (root / "html" / f"{name}.html").write_bytes(html)
+        (root / "gold" / f"{name}.txt").write_text(gold, encoding="utf-8")
+    (root / "checks.json").write_text(json.dumps(checks), encoding="utf-8")
+
+
+def test_a_set_with_checks_is_generic_and_its_pages_carry_them(tmp_path):
+    # a first page that looks wrapped would make it CleanEval, but the checks say otherwise
+    _page_set(
+        tmp_path,
+        {
+            "a1": (b'<text id="x">\n<p>The tide</p>', "The tide"),
+            "f1": (b"<p>My pump leaks.</p>", "My pump leaks."),
+        },
+    )
+    assert detect_layout(tmp_path) == "generic"
+    pages = read_pages(tmp_path)
+    assert [(p.name, p.url, p.checks.page_type) for p in pages] == [
+        ("a1", "https://news.example/a1", "article"),
+        ("f1", "https://forum.example/t/1", "forum"),
+    ]
+    assert pages[0].raw.startswith(b"<text")  # left as it is
+    (tmp_path / "checks.json").unlink()
+    assert detect_layout(tmp_path) == "cleaneval"
+    assert read_pages(tmp_path, layout="generic")[1].checks is None
+
+
+def _pages_with_checks():
+    checks = {
+        name: PageChecks(e["url"], e["type"], tuple(e["with"]), tuple(e["without"]))
+        for name, e in CHECKS.items()
+    }
+    gold = {
+        "a1": "The tide turns at noon. Boats wait.",
+        "f1": "My pump leaks. It is old.",
+        "a2": "Rain.",
+    }
+    return [Page(name, "", b"", gold[name], checks[name]) for name in CHECKS]
+
+
+def test_snippets_and_page_types_in_the_summaries():
+    pages = _pages_with_checks()
+    outputs = {"a1": "Home The tide turns at noon. Boats wait.", "f1": "Reply"}  # a2 missing
+    summary, scores = score_outputs(pages, outputs)
+    assert [(s.name, s.page_type, s.missing) for s in scores] == [
+        ("a1", "article", False),
+        ("f1", "forum", False),
+        ("a2", "article", True),
+    ]
+    assert [s.snippets for s in scores] == [
+        SnippetCounts(2, 0, 1, 1),
+        SnippetCounts(0, 1, 1, 0),
+        SnippetCounts(0, 1, 0, 0),
+    ]
+    assert summary.snippets == SnippetCounts(2, 2, 2, 1)
+    assert summary.to_dict()["snippets"]["f1"] == pytest.approx(0.5)
+    by_type = summarize_by_type(scores)
+    assert list(by_type) == ["article", "forum"]  # the most frequent type first
+    assert (by_type["article"].pages, by_type["article"].missing) == (2, 1)
+    assert by_type["article"].snippets == SnippetCounts(2, 1, 1, 1)
+    assert by_type["forum"].f1 == 0.0
+    assert by_type["article"].f1 == pytest.approx((2 * (7 / 8) / (7 / 8 + 1) + 0) / 2)
+    # a set without checks: no snippet figures, no types
+    plain = [Page(p.name, "", b"", p.gold) for p in pages]
+    summary, scores = score_outputs(plain, outputs)
+    assert summary.snippets is None and "snippets" not in summary.to_dict()
+    assert summarize_by_type(scores) == {}
+
+
+def _score(name, gold_words, recall):
+    aligned = round(gold_words * recall)
+    return PageScore(name, Alignment(aligned, aligned, gold_words), 0.0, 0.0, 0.0, 0.0)
+
+
+def test_lost_main_content_rule_and_its_limits():
+    assert lost_main_content(_score("p", 100, 0.29), _score("p", 100, 0.71))
+    assert not lost_main_content(_score("p", 100, 0.30), _score("p", 100, 0.71))  # not < 0.3
+    assert not lost_main_content(_score("p", 100, 0.29), _score("p", 100, 0.70))  # not > 0.7
+    assert lost_main_content(_score("p", 20, 0.0), _score("p", 20, 1.0))
+    assert not lost_main_content(_score("p", 19, 0.0), _score("p", 19, 1.0))  # too short
+    with pytest.raises(ValueError):
+        lost_main_content(_score("p", 100, 0.0), _score("q", 100, 1.0))
+
+
+def test_compare_lost_counts_both_ways_on_pages_scored_for_both():
+    ours = [
+        _score("a", 100, 0.1),
+        _score("b", 100, 0.9),
+        _score("c", 10, 0.0),
+        _score("d", 100, 0.5),
+        _score("e", 50, 0.0),
+    ]
+    theirs = [
+        _score("a", 100, 0.8),
+        _score("b", 100, 0.2),
+        _score("c", 10, 1.0),
+        _score("d", 100, 0.9),
+    ]
+    found = compare_lost(ours, theirs)
+    assert (found.pages, found.lost, found.reverse) == (3, ("a",), ("b",))
+    assert found.to_dict() == {"pages": 3, "lost": ["a"], "reverse": ["b"]}
+
+
+def test_evaluate_command_reports_snippets_types_and_lost_content(tmp_path, capsys):
+    root = tmp_path / "set"
+    root.mkdir()
+    long_gold = " ".join(f"w{i}" for i in range(30))
+    _page_set(
+        root,
+        {
+            "a1": (b"<p>x</p>", "The tide turns at noon. Boats wait. " + long_gold),
+            "f1": (b"<p>x</p>", "My pump leaks."),
+            "a2": (b"<p>x</p>", "Rain."),
+        },
+    )
+    for folder, texts in {
+        "ours": {"a1": "Home", "f1": "My pump leaks. Reply", "a2": "Rain."},
+        "peer": {"a1": "The tide turns at noon. Boats wait. " + long_gold, "f1": "", "a2": ""},
+    }.items():
+        (tmp_path / folder).mkdir()
+        for name, text in texts.items():
+            (tmp_path / folder / f"{name}.txt").write_text(text, encoding="utf-8")
+    figures, per_page = tmp_path / "figures.json", tmp_path / "pages.tsv"
+    argv = [
+        "evaluate",
+        str(root),
+        "--outputs",
+        str(tmp_path / "ours"),
+        "--against",
+        str(tmp_path / "peer"),
+        "--json",
+        str(figures),
+        "--per-page",
+        str(per_page),
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "(generic layout" in out
+    assert "snippet checks (trafilatura's method), pooled over pages" in out
+    assert "### article, 2 pages" in out and "### forum, 1 pages" in out
+    assert "1 pages lost here and kept there, 0 lost there and kept here (of 1 pages" in out
+    report = json.loads(figures.read_text())
+    assert report["snippets"] | {"p": 0, "r": 0, "f1": 0} == {
+        "p": 0,
+        "r": 0,
+        "f1": 0,
+        "tp": 2,
+        "fn": 2,
+        "fp": 2,
+        "tn": 1,
+    }
+    assert report["snippets"]["p"] == pytest.approx(0.5)
+    assert set(report["by_type"]) == {"article", "forum"}
+    assert report["by_type"]["forum"]["snippets"]["tp"] == 1
+    assert report["lost_main_content"][str(tmp_path / "peer")] == {
+        "pages": 1,
+        "lost": ["a1"],
+        "reverse": [],
+    }
+    lines = [line.split("\t") for line in per_page.read_text().splitlines()]
+    assert lines[0][-5:] == ["type", "tp", "fn", "fp", "tn"]
+    assert lines[1][0] == "a1" and lines[1][-5:] == ["article", "0", "2", "1", "1"]
 
 
 # --- the real CleanEval data ---------------------------------------------------------------
