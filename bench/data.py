@@ -13,7 +13,7 @@ from pathlib import Path
 from stream_cleaner.evaluate import Page, dragnet_split, read_cleaneval, read_pages
 
 __all__ = ["CLEANEVAL_SPLITS", "DATA_DIR", "Page", "decode_for_peers", "load_cleaneval",
-           "load_dragnet", "new_site_test_pages"]  # fmt: skip
+           "load_dragnet", "load_page_set", "new_site_test_pages"]  # fmt: skip
 
 DATA_DIR = Path(__file__).resolve().parent.parent / ".cache" / "data"
 """Where ``bench/setup-data.sh`` unpacks the page sets."""
@@ -78,6 +78,23 @@ def load_dragnet(
         FileNotFoundError: when the set has not been unpacked.
     """
     return read_pages(_require_dir(root / "dragnet"), layout="generic", split=split, limit=limit)
+
+
+def load_page_set(
+    folder: Path | str, *, root: Path = DATA_DIR, limit: int | None = None
+) -> list[Page]:
+    """Load a page set in the generic layout: ``html/NAME.html``, ``gold/NAME.txt`` and, when
+    there is one, ``checks.json`` (page types and snippets; ``stream_cleaner.evaluate``).
+
+    Args:
+        folder: the set's folder, relative to ``root`` (``"modern2026"``) or absolute.
+        root: the directory holding the unpacked sets.
+        limit: only the first N pages, in name order.
+
+    Raises:
+        FileNotFoundError: when the set has not been unpacked.
+    """
+    return read_pages(_require_dir(root / folder), layout="auto", limit=limit)
 
 
 def _require_dir(path: Path) -> Path:

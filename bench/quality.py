@@ -2,7 +2,8 @@
 
 One process, one run, every system on the same pages and under the same scorers
 (``stream_cleaner.evaluate``: CleanEval word alignment macro and micro, word Levenshtein
-similarity, bag-of-tokens F1). The process pins itself to one CPU; each system is built, warmed
+similarity, bag-of-tokens F1; on sets with a ``checks.json``, trafilatura's snippet checks too,
+and every figure per page type). The process pins itself to one CPU; each system is built, warmed
 up on a few pages, then timed over each dataset in one pass (``throughput.measure_pass``: the
 same timing as ``throughput.py``), and the texts of that pass are scored against the gold.
 With ``--passes N`` the systems take turns for N timed passes each and the speed is the median
@@ -11,12 +12,24 @@ With ``--passes N`` the systems take turns for N timed passes each and the speed
 Datasets: CleanEval test; CleanEval dev, flagged, since stream-cleaner's threshold was chosen on
 it; Dragnet, all pages, the fixed test split (``stream_cleaner.evaluate.dragnet_split``) and
 the test pages of sites with no page in the train split (``data.new_site_test_pages``), the
-latter two scored from the same pass. The published outputs of jusText and Boilerpipe on
-CleanEval test are scored too, beside our own runs of jusText and boilerpy3 on the same pages.
+latter two scored from the same pass; the 460 pages of 2026 (``modern2026``, generic layout
+with page types and snippet checks) and any other set in that layout (:data:`PAGE_SETS`, or
+``--dataset NAME=PATH``). The published outputs of jusText and Boilerpipe on CleanEval test
+are scored too, beside our own runs of jusText and boilerpy3 on the same pages.
+
+Lost main content: for each stream-cleaner system and each peer, the pages whose main content
+one loses and the other keeps, both ways (``stream_cleaner.evaluate.lost_main_content``), on
+every set and per page type.
+
+stream-cleaner runs in each mode of ``stream_cleaner.settings.MODES`` (a new mode shows up
+here by itself), with ``STREAM_CLEANER_*`` variables applied to every mode; ``--variant NAME
+FIELD=VALUE...`` adds a stream-cleaner system of its own settings (an experimental labeller:
+``--variant exp mode=article labeller_path=/tmp/labeller.json``).
 
 Run it in the bench venv (``bash bench/setup-env.sh``)::
 
     .cache/bench-venv/bin/python bench/quality.py [--limit N] [--systems a,b] [--out DIR]
+        [--datasets modern2026] [--dataset NAME=PATH] [--variant NAME FIELD=VALUE...]
 
 It prints markdown tables and writes ``quality.json`` and ``quality.png`` (quality against
 pages/s) into ``--out`` (default ``artifacts/quality``, ignored by git).
@@ -25,8 +38,10 @@ pages/s) into ``--out`` (default ``artifacts/quality``, ignored by git).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
+import os
 import platform
 import statistics
 import sys
@@ -40,14 +55,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import peers
 import throughput
-from data import DATA_DIR, Page, load_cleaneval, load_dragnet, new_site_test_pages
+from data import (
+    DATA_DIR,
+    Page,
+    load_cleaneval,
+    load_dragnet,
+    load_page_set,
+    new_site_test_pages,
+)
 
 from stream_cleaner.evaluate import (
+    KEPT_MIN_RECALL,
+    LOST_MAX_RECALL,
+    LOST_MIN_GOLD_WORDS,
     SCORER_NAMES,
+    LostContent,
+    PageScore,
     Summary,
+    compare_lost,
     dragnet_split,
     read_outputs,
     score_outputs,
+    summarize_by_type,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,8 +85,16 @@ CPU_DEFAULT = 1
 PUBLISHED = {"justext": "justext", "boilerpipe": "boilerpy3"}
 """Published CleanEval test outputs, by folder, with the peer we run that they compare with."""
 
-DATASETS = ("cleaneval-test", "cleaneval-dev", "dragnet")
+PAGE_SETS = {"modern2026": "modern2026"}
+"""Sets in the generic layout (``html/``, ``gold/``, optionally ``checks.json``), by dataset
+name: their folder under ``.cache/data``. Add one here, or at run time with ``--dataset``."""
+
+DATASETS = ("cleaneval-test", "cleaneval-dev", "dragnet", *PAGE_SETS)
 TUNED_ON = {"cleaneval-dev": "stream-cleaner's threshold was chosen on these pages"}
+OURS = "stream-cleaner"
+"""The prefix of stream-cleaner's system names; every other system is a peer."""
+ALL_PAGES = "all"
+"""The key of the whole set beside its page types, in the lost-main-content figures."""
 
 
 def stream_cleaner_modes() -> tuple[str, ...]:
@@ -75,7 +112,26 @@ def stream_cleaner_system(mode: str) -> throughput.System:
     settings = CleanerSettings.from_env()
     if hasattr(settings_module, "MODES"):
         settings = settings.with_options(mode=mode)
-    return throughput.build_stream_cleaner(f"stream-cleaner-{mode}", settings)
+    return throughput.build_stream_cleaner(f"{OURS}-{mode}", settings)
+
+
+def variant_system(name: str, options: Sequence[str]) -> throughput.System:
+    """stream-cleaner with its own settings: ``FIELD=VALUE`` of ``CleanerSettings`` on top of
+    the STREAM_CLEANER_* variables, each value read as that variable would be.
+
+    Raises:
+        ValueError: for an option that is not ``FIELD=VALUE`` of a settings field.
+    """
+    from stream_cleaner.settings import ENV_PREFIX, CleanerSettings
+
+    known = {f.name for f in dataclasses.fields(CleanerSettings)}
+    environ = dict(os.environ)
+    for option in options:
+        field, sep, value = option.partition("=")
+        if not sep or field not in known:
+            raise ValueError(f"{name}: {option!r} is not FIELD=VALUE of {sorted(known)}")
+        environ[ENV_PREFIX + field.upper()] = value
+    return throughput.build_stream_cleaner(name, CleanerSettings.from_env(environ))
 
 
 def all_systems() -> tuple[str, ...]:
@@ -83,15 +139,19 @@ def all_systems() -> tuple[str, ...]:
     return (*(f"stream-cleaner-{m}" for m in stream_cleaner_modes()), *peers.PEERS)
 
 
-def build_system(name: str) -> throughput.System:
-    """Build one system by its name in :func:`all_systems`."""
-    if name.startswith("stream-cleaner-"):
-        return stream_cleaner_system(name.removeprefix("stream-cleaner-"))
+def build_system(name: str, variants: dict[str, list[str]] | None = None) -> throughput.System:
+    """Build one system by its name in :func:`all_systems` or in ``variants`` (its options)."""
+    if variants and name in variants:
+        return variant_system(name, variants[name])
+    if name.startswith(f"{OURS}-"):
+        return stream_cleaner_system(name.removeprefix(f"{OURS}-"))
     return throughput.build_peer(name)
 
 
-def load_dataset(name: str, limit: int | None) -> list[Page]:
-    """The pages of one dataset of :data:`DATASETS`."""
+def load_dataset(name: str, limit: int | None, page_sets: dict[str, str] = PAGE_SETS) -> list[Page]:
+    """The pages of one dataset of :data:`DATASETS` or of ``page_sets`` (name -> folder)."""
+    if name in page_sets:
+        return load_page_set(page_sets[name], limit=limit)
     if name == "dragnet":
         return load_dragnet(limit=limit)
     return load_cleaneval(name.removeprefix("cleaneval-"), limit=limit)
@@ -108,6 +168,7 @@ class Result:
     pages_per_second: float | None  # the median of the passes
     failures: int
     pass_rates: tuple[float, ...] = ()  # pages/s of each timed pass, in order
+    by_type: dict[str, Summary] = dataclasses.field(default_factory=dict)  # per page type
 
 
 def run_dataset(
@@ -116,7 +177,7 @@ def run_dataset(
     systems: dict[str, throughput.System],
     warmup_pages: int,
     passes: int = 1,
-) -> tuple[list[Result], dict[str, dict[str, str]]]:
+) -> tuple[list[Result], dict[str, dict[str, str]], dict[str, dict[str, list[PageScore]]]]:
     """Time and score every system on one dataset.
 
     With several ``passes``, the systems take turns (every system's first pass, then every
@@ -124,11 +185,12 @@ def run_dataset(
     speed is the median of its passes and the texts scored are its first pass's.
 
     Returns:
-        The results (Dragnet twice: all pages and the test split) and each system's outputs
-        by page name.
+        The results (Dragnet three times: all pages, the test split, its pages of new sites),
+        each system's outputs by page name, and the per-page scores by scored set and system.
     """
     results: list[Result] = []
     outputs: dict[str, dict[str, str]] = {}
+    page_scores: dict[str, dict[str, list[PageScore]]] = {}
     scored = {dataset: pages}
     if dataset == "dragnet":
         scored = {
@@ -157,16 +219,56 @@ def run_dataset(
         for label, subset in scored.items():
             if not any(p.gold is not None for p in subset):
                 continue  # a --limit too small for any test-split page
-            summary, _ = score_outputs(subset, outputs[name])
+            summary, per_page = score_outputs(subset, outputs[name])
+            page_scores.setdefault(label, {})[name] = per_page
             results.append(
-                Result(label, name, system.version, summary, speed, failures[name], rates_of)
+                Result(
+                    label,
+                    name,
+                    system.version,
+                    summary,
+                    speed,
+                    failures[name],
+                    rates_of,
+                    summarize_by_type(per_page),
+                )
             )
         print(
             f"{dataset} {name}: {speed:.1f} pages/s (median of {passes}), macro F1 "
             f"{results[-1].summary.f1:.3f} (scored in {time.perf_counter() - started:.1f} s)",
             file=sys.stderr,
         )
-    return results, outputs
+    return results, outputs, page_scores
+
+
+def compare_with_peers(
+    scores: dict[str, list[PageScore]],
+) -> dict[str, dict[str, dict[str, LostContent]]]:
+    """Lost main content of each stream-cleaner system against each peer, both ways.
+
+    Args:
+        scores: the per-page scores of one scored set, by system.
+
+    Returns:
+        ``{ours: {peer: {"all": LostContent, page type: LostContent, ...}}}``, the page types
+        of the set's checks (none without checks), the most frequent first.
+    """
+    types = list(summarize_by_type(next(iter(scores.values()), [])))
+    table: dict[str, dict[str, dict[str, LostContent]]] = {}
+    for ours, our_scores in scores.items():
+        if not ours.startswith(OURS):
+            continue
+        for peer, peer_scores in scores.items():
+            if peer.startswith(OURS):
+                continue
+            cells = {ALL_PAGES: compare_lost(our_scores, peer_scores)}
+            for kind in types:
+                cells[kind] = compare_lost(
+                    [s for s in our_scores if s.page_type == kind],
+                    [s for s in peer_scores if s.page_type == kind],
+                )
+            table.setdefault(ours, {})[peer] = cells
+    return table
 
 
 def score_published(
@@ -201,23 +303,57 @@ def save_outputs(folder: Path, outputs: dict[str, dict[str, str]]) -> None:
             (target / f"{name}.txt").write_text(text, encoding="utf-8")
 
 
-def format_results(results: Sequence[Result], dataset: str) -> str:
-    """One dataset's markdown table, best macro word-alignment F1 first."""
-    rows = sorted((r for r in results if r.dataset == dataset), key=lambda r: -r.summary.f1)
+def format_results(results: Sequence[Result], dataset: str, page_type: str | None = None) -> str:
+    """One dataset's markdown table, or one page type's, best macro word-alignment F1 first.
+
+    The snippet checks get a column when the set has them; pages/s only for the whole set.
+    """
+
+    def summary_of(r: Result) -> Summary | None:
+        return r.summary if page_type is None else r.by_type.get(page_type)
+
+    rows = [(r, s) for r in results if r.dataset == dataset and (s := summary_of(r)) is not None]
+    rows.sort(key=lambda row: -row[1].f1)
+    snippets = any(s.snippets is not None for _, s in rows)
     lines = [
         "| system | word-align F1 (macro) | P (macro) | R (macro) | word-align F1 (micro) "
-        "| Levenshtein sim. | bag-of-tokens F1 | pages/s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| Levenshtein sim. | bag-of-tokens F1 |"
+        + (" snippet F1 (P / R) |" if snippets else "")
+        + (" pages/s |" if page_type is None else ""),
+        "|---|---:|---:|---:|---:|---:|---:|"
+        + ("---:|" if snippets else "")
+        + ("---:|" if page_type is None else ""),
     ]
-    for r in rows:
-        s = r.summary
-        speed = f"{r.pages_per_second:.1f}" if r.pages_per_second else "-"
-        if len(r.pass_rates) > 1:
-            speed += f" ({min(r.pass_rates):.0f}-{max(r.pass_rates):.0f})"
-        lines.append(
+    for r, s in rows:
+        line = (
             f"| {r.system} | {s.f1:.3f} | {s.precision:.3f} | {s.recall:.3f} | {s.micro_f1:.3f} "
-            f"| {s.levenshtein:.3f} | {s.bag_f1:.3f} | {speed} |"
+            f"| {s.levenshtein:.3f} | {s.bag_f1:.3f} |"
         )
+        if snippets:
+            c = s.snippets
+            line += f" {c.f1:.3f} ({c.precision:.3f} / {c.recall:.3f}) |" if c else " - |"
+        if page_type is None:
+            speed = f"{r.pages_per_second:.1f}" if r.pages_per_second else "-"
+            if len(r.pass_rates) > 1:
+                speed += f" ({min(r.pass_rates):.0f}-{max(r.pass_rates):.0f})"
+            line += f" {speed} |"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def format_lost(table: dict[str, dict[str, dict[str, LostContent]]]) -> str:
+    """Lost main content, each stream-cleaner system against each peer: one row per pair, a
+    column for the whole set and one per page type; a cell reads ``lost / reverse``."""
+    first = next(iter(next(iter(table.values())).values()))
+    keys = list(first)
+    lines = [
+        "| stream-cleaner vs peer | " + " | ".join(f"{k} ({first[k].pages})" for k in keys) + " |",
+        "|---|" + "---:|" * len(keys),
+    ]
+    for ours, against in table.items():
+        for peer, cells in against.items():
+            counts = " | ".join(f"{len(cells[k].lost)} / {len(cells[k].reverse)}" for k in keys)
+            lines.append(f"| {ours.removeprefix(OURS + '-')} vs {peer} | {counts} |")
     return "\n".join(lines)
 
 
@@ -244,9 +380,9 @@ def plot(results: Sequence[Result], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    datasets = [d for d in ("cleaneval-test", "dragnet-test", "dragnet-test-new-sites",
-                            "dragnet-all", "cleaneval-dev")
-                if any(r.dataset == d for r in results)]  # fmt: skip
+    first = ("cleaneval-test", "dragnet-test", "dragnet-test-new-sites", "dragnet-all")
+    found = list(dict.fromkeys(r.dataset for r in results))
+    datasets = [d for d in first if d in found] + [d for d in found if d not in first]
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     cols = min(2, len(datasets))
@@ -285,8 +421,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--datasets",
-        default=",".join(DATASETS),
-        help=f"comma-separated datasets (default: all of {', '.join(DATASETS)})",
+        help=f"comma-separated datasets (default: all of {', '.join(DATASETS)}, and those of "
+        "--dataset)",
+    )
+    parser.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="add a set in the generic layout (PATH/html/NAME.html, PATH/gold/NAME.txt, "
+        "optionally PATH/checks.json; PATH absolute or under .cache/data); repeatable",
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="ARG",
+        help="NAME FIELD=VALUE...: add a stream-cleaner system named stream-cleaner-NAME with "
+        "these CleanerSettings fields over the STREAM_CLEANER_* variables (e.g. --variant exp "
+        "mode=article labeller_path=/tmp/labeller.json); it always runs; repeatable",
     )
     parser.add_argument("--out", type=Path, default=OUT_DEFAULT, help="where the JSON and PNG go")
     parser.add_argument("--cpu", type=int, default=CPU_DEFAULT, help="the CPU to pin to (1)")
@@ -309,12 +463,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--verbose", action="store_true", help="let the systems log")
     args = parser.parse_args(argv)
+    args.page_sets = dict(PAGE_SETS)
+    for entry in args.dataset:
+        name, sep, path = entry.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            parser.error(f"--dataset takes NAME=PATH, not {entry!r}")
+        if name.strip() in DATASETS:
+            parser.error(f"--dataset {name.strip()!r}: that name is taken")
+        args.page_sets[name.strip()] = path.strip()
+    datasets = (*DATASETS, *(n for n in args.page_sets if n not in DATASETS))
+    args.variants = {}
+    for name, *options in args.variant:
+        full = name if name.startswith(f"{OURS}-") else f"{OURS}-{name}"
+        if full in systems or full in args.variants:
+            parser.error(f"--variant {name!r}: that system name is taken")
+        args.variants[full] = options
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    args.datasets = [s.strip() for s in args.datasets.split(",") if s.strip()]
-    if unknown := sorted(set(args.systems) - set(systems)):
+    args.systems += [name for name in args.variants if name not in args.systems]
+    args.datasets = [s.strip() for s in (args.datasets or ",".join(datasets)).split(",")]
+    args.datasets = [s for s in args.datasets if s]
+    if unknown := sorted(set(args.systems) - set(systems) - set(args.variants)):
         parser.error(f"unknown systems {unknown}; choose from {', '.join(systems)}")
-    if unknown := sorted(set(args.datasets) - set(DATASETS)):
-        parser.error(f"unknown datasets {unknown}; choose from {', '.join(DATASETS)}")
+    if unknown := sorted(set(args.datasets) - set(datasets)):
+        parser.error(f"unknown datasets {unknown}; choose from {', '.join(datasets)}")
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
     if args.passes < 1:
@@ -333,18 +504,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     skipped: dict[str, str] = {}
     for name in args.systems:
         try:
-            systems[name] = build_system(name)
+            systems[name] = build_system(name, args.variants)
         except Exception as exc:  # one system that cannot be built costs only its rows
             skipped[name] = f"{type(exc).__name__}: {exc}"
             print(f"skipping {name}: {skipped[name]}", file=sys.stderr)
     results: list[Result] = []
     published: list[tuple[str, str, Summary, Summary]] = []
     sizes: dict[str, int] = {}
+    lost: dict[str, dict[str, dict[str, dict[str, LostContent]]]] = {}
     for dataset in args.datasets:
-        pages = load_dataset(dataset, args.limit)
+        pages = load_dataset(dataset, args.limit, args.page_sets)
         sizes[dataset] = len(pages)
-        found, outputs = run_dataset(dataset, pages, systems, args.warmup_pages, args.passes)
+        found, outputs, scores = run_dataset(
+            dataset, pages, systems, args.warmup_pages, args.passes
+        )
         results += found
+        for label, by_system in scores.items():
+            if table := compare_with_peers(by_system):
+                lost[label] = table
         if args.save_outputs:
             save_outputs(args.out / "outputs" / dataset, outputs)
         if dataset == "cleaneval-test":
@@ -355,6 +532,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         pages = results[[r.dataset for r in results].index(dataset)].summary.pages
         note = f" ({TUNED_ON[dataset]})" if dataset in TUNED_ON else ""
         print(f"### {dataset}, {pages} pages{note}\n\n{format_results(results, dataset)}\n")
+        first = next(r for r in results if r.dataset == dataset)
+        for kind, summary in first.by_type.items():
+            print(f"#### {dataset}: {kind}, {summary.pages} pages\n")
+            print(format_results(results, dataset, kind) + "\n")
+        if dataset in lost:
+            print(
+                f"#### {dataset}: lost main content, stream-cleaner against each peer (pages "
+                f"with >= {LOST_MIN_GOLD_WORDS} gold words in brackets; lost / reverse: pages "
+                f"stream-cleaner loses and the peer keeps / the peer loses and stream-cleaner "
+                f"keeps)\n\n{format_lost(lost[dataset])}\n"
+            )
     if published:
         print("### CleanEval test: published outputs against this run, on the pages they cover\n")
         print(format_published(published) + "\n")
@@ -372,11 +560,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         "passes": args.passes,
         "scorers": SCORER_NAMES,
         "pages": sizes,
-        "results": [{**asdict(r), "summary": r.summary.to_dict()} for r in results],
+        "results": [
+            {
+                **asdict(r),
+                "summary": r.summary.to_dict(),
+                "by_type": {kind: s.to_dict() for kind, s in r.by_type.items()},
+            }
+            for r in results
+        ],
+        "lost_main_content_rule": {
+            "min_gold_words": LOST_MIN_GOLD_WORDS,
+            "max_recall_lost": LOST_MAX_RECALL,
+            "min_recall_kept": KEPT_MIN_RECALL,
+        },
+        "lost_main_content": {
+            label: {
+                ours: {
+                    peer: {key: cell.to_dict() for key, cell in cells.items()}
+                    for peer, cells in against.items()
+                }
+                for ours, against in table.items()
+            }
+            for label, table in lost.items()
+        },
         "published": [
             {"outputs": f, "peer": p, "published": t.to_dict(), "this_run": m.to_dict()}
             for f, p, t, m in published
         ],
+        "variants": args.variants,
         "skipped": skipped,
         "peer_failures": failures,
     }

@@ -1,0 +1,72 @@
+"""bench/quality.py's wiring: extra page sets, stream-cleaner variants, lost content by peer."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+import quality
+
+from stream_cleaner.evaluate import Alignment, PageScore
+
+
+def _score(name, page_type, recall, gold_words=100):
+    aligned = round(gold_words * recall)
+    alignment = Alignment(aligned, aligned, gold_words)
+    return PageScore(name, alignment, 0.0, 0.0, 0.0, 0.0, page_type=page_type)
+
+
+def test_page_sets_and_variants_from_the_command_line():
+    args = quality.parse_args(
+        [
+            "--systems",
+            "resiliparse",
+            "--dataset",
+            "gt=googletrends/val",
+            "--variant",
+            "exp",
+            "mode=article",
+            "labeller_path=/tmp/l.json",
+        ]
+    )
+    assert args.systems == ["resiliparse", "stream-cleaner-exp"]  # a variant always runs
+    assert args.variants == {"stream-cleaner-exp": ["mode=article", "labeller_path=/tmp/l.json"]}
+    assert args.datasets == [*quality.DATASETS, "gt"]
+    assert args.page_sets == {**quality.PAGE_SETS, "gt": "googletrends/val"}
+    assert "modern2026" in quality.DATASETS
+    for bad in (
+        ["--dataset", "dragnet=x"],
+        ["--dataset", "nopath"],
+        ["--variant", "corpus"],
+        ["--datasets", "nowhere"],
+    ):
+        with pytest.raises(SystemExit):
+            quality.parse_args(bad)
+
+
+def test_variant_options_must_be_settings_fields():
+    with pytest.raises(ValueError, match="FIELD=VALUE"):
+        quality.variant_system("stream-cleaner-x", ["labeler_path=/tmp/l.json"])
+
+
+def test_lost_content_of_each_of_our_systems_against_each_peer_by_page_type():
+    scores = {
+        "stream-cleaner-corpus": [_score("a", "forum", 0.1), _score("b", "article", 0.9)],
+        "trafilatura": [_score("a", "forum", 0.9), _score("b", "article", 0.1)],
+        "resiliparse": [_score("a", "forum", 0.5), _score("b", "article", 0.9)],
+    }
+    table = quality.compare_with_peers(scores)
+    assert list(table) == ["stream-cleaner-corpus"]
+    cells = table["stream-cleaner-corpus"]["trafilatura"]
+    assert list(cells) == ["all", "article", "forum"]  # two types of one page: by name
+    assert (cells["all"].lost, cells["all"].reverse) == (("a",), ("b",))
+    assert (cells["forum"].lost, cells["article"].reverse) == (("a",), ("b",))
+    assert table["stream-cleaner-corpus"]["resiliparse"]["all"].lost == ()
+    assert quality.format_lost(table).splitlines() == [
+        "| stream-cleaner vs peer | all (2) | article (1) | forum (1) |",
+        "|---|---:|---:|---:|",
+        "| corpus vs trafilatura | 1 / 1 | 0 / 1 | 1 / 0 |",
+        "| corpus vs resiliparse | 0 / 0 | 0 / 0 | 0 / 0 |",
+    ]
