@@ -1,5 +1,6 @@
 import difflib
 import json
+import os
 import random
 
 import pytest
@@ -576,3 +577,31 @@ def test_new_site_test_pages_come_from_sites_the_train_split_lacks():
     new = new_site_test_pages(pages)
     assert all(dragnet_split(p.name) == "test" and site[p.name] not in train_sites for p in new)
     assert len(new) == 99  # of the 413 test pages: the others' sites have train pages
+
+
+@pytest.mark.slow
+def test_the_2026_pages_read_with_their_checks():
+    root = BENCH_DATA / "modern2026"
+    if not (root / "html").is_dir():
+        message = f"{root} not unpacked: run bash bench/setup-data.sh"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    pages = read_pages(root)
+    assert len(pages) == 460
+    assert detect_layout(root) == "generic"
+    assert all(p.gold and p.checks and p.url == p.checks.url for p in pages)
+    types = {kind: s.pages for kind, s in summarize_by_type(score_outputs(pages, {})[1]).items()}
+    assert types == {
+        "article": 231,
+        "service": 47,
+        "product": 46,
+        "forum": 45,
+        "documentation": 37,
+        "collection": 27,
+        "listing": 25,
+        "blog": 2,
+    }
+    # the gold holds every `with` snippet and, on one page (m1482), one `without` snippet
+    summary, _ = score_outputs(pages, {p.name: p.gold for p in pages})
+    assert summary.snippets == SnippetCounts(2228, 0, 1, 2485)
