@@ -115,6 +115,13 @@ def stream_cleaner_system(mode: str) -> throughput.System:
     return throughput.build_stream_cleaner(f"{OURS}-{mode}", settings)
 
 
+def settings_fields() -> set[str]:
+    """The names of stream-cleaner's settings, which ``--variant`` may set."""
+    from stream_cleaner.settings import CleanerSettings
+
+    return {f.name for f in dataclasses.fields(CleanerSettings)}
+
+
 def variant_system(name: str, options: Sequence[str]) -> throughput.System:
     """stream-cleaner with its own settings: ``FIELD=VALUE`` of ``CleanerSettings`` on top of
     the STREAM_CLEANER_* variables, each value read as that variable would be.
@@ -124,7 +131,7 @@ def variant_system(name: str, options: Sequence[str]) -> throughput.System:
     """
     from stream_cleaner.settings import ENV_PREFIX, CleanerSettings
 
-    known = {f.name for f in dataclasses.fields(CleanerSettings)}
+    known = settings_fields()
     environ = dict(os.environ)
     for option in options:
         field, sep, value = option.partition("=")
@@ -477,6 +484,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         full = name if name.startswith(f"{OURS}-") else f"{OURS}-{name}"
         if full in systems or full in args.variants:
             parser.error(f"--variant {name!r}: that system name is taken")
+        fields = settings_fields()
+        if bad := [o for o in options if "=" not in o or o.partition("=")[0] not in fields]:
+            parser.error(f"--variant {name!r}: {bad} are not FIELD=VALUE of CleanerSettings")
         args.variants[full] = options
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     args.systems += [name for name in args.variants if name not in args.systems]

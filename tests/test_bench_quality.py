@@ -40,6 +40,8 @@ def test_page_sets_and_variants_from_the_command_line():
         ["--dataset", "dragnet=x"],
         ["--dataset", "nopath"],
         ["--variant", "corpus"],
+        ["--variant", "exp", "labeler_path=/tmp/l.json"],
+        ["--variant", "exp", "mode"],
         ["--datasets", "nowhere"],
     ):
         with pytest.raises(SystemExit):
