@@ -170,17 +170,6 @@ _TAG_SPAN = re.compile(r"""<[^\s/>]*+((?:[^>"']++|"[^"]*+"?|'[^']*+'?)*+)""")
 _RAW_TEXT_NAME = re.compile(r"(script|style)[\s/>]", re.IGNORECASE)
 _RAW_TEXT_END = {name: re.compile(f"</{name}", re.IGNORECASE) for name in ("script", "style")}
 _NESTING_SCAN_TAGS = 8192
-_VOID_TAGS = frozenset(
-    "area base br col embed hr img input link meta param source track wbr".split()
-)
-# start (group 1 empty) or end ("/") of a non-void element: a cheap, C-speed depth estimate
-_TAG_EDGE = re.compile(
-    r"<(/?)(?!(?:area|base|br|col|embed|hr|img|input|link|meta|param|source|track|wbr)[\s/>])"
-    r"[a-zA-Z]"
-)
-_DEPTH_STEP = {"": 1, "/": -1}
-# (a tag ends at "<" too, and nothing backtracks: "<a " repeated with no ">" was quadratic)
-_TAG = re.compile(r"<(/?)([a-zA-Z][^\s/<>]*+)[^<>]*+>")
 _LOOKS_LIKE_HTML = re.compile(
     r"<(?:!doctype|html|head|body|meta|title|p|div|span|a|br|table|ul|li|h[1-6]|script|style|"
     r"article|section|nav|header|footer|form|img|b|i|strong|em|font|center|tr|td|main|svg|"
@@ -257,7 +246,7 @@ def parse_blocks(
     Returns:
         The blocks with their text, tag path, depth, link density and container flags.
     """
-    limited = limit_nesting(html)
+    limited = limit_nesting(html, scripting=False)  # lexbor and html5lib parse without scripts
     # selectolax encodes a str to UTF-8 ("ignore": no surrogate survives), which is ``utf8``
     # exactly when ``html`` was decoded from it and nesting left it alone
     source = utf8 if utf8 is not None and limited is html else limited
@@ -429,47 +418,261 @@ def _count_attributes(rest: str) -> int:
     return count
 
 
-def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH) -> str:
-    """Flatten elements nested deeper than ``max_depth``, keeping all the text.
+def limit_nesting(html: str, max_depth: int = MAX_NESTING_DEPTH, *, scripting: bool = True) -> str:
+    """Flatten elements a browser would nest deeper than ``max_depth``, keeping all the text.
 
     Both parsers take time quadratic in the nesting depth (lexbor: 23 s for 100,000 nested
     divs), and no deadline can interrupt C code, so deep markup is flattened before parsing, as
-    Blink's parser does past depth 512. Only pages with many tags are even looked at: below
-    `_NESTING_SCAN_TAGS` tags the worst case costs lexbor about 0.1 s.
+    Blink's parser does past depth 512: the start tags that would open an element deeper than
+    ``max_depth`` (as the nesting model counts, `max_tag_depth`) go, with as many of their end
+    tags; text, comments and raw text (a script's, a style's) stay as they were. Only pages
+    with many tags are even looked at: below `_NESTING_SCAN_TAGS` tags the worst case costs
+    lexbor about 0.1 s. ``scripting``: whether the page will be parsed with scripting on
+    (`parse_blocks`), where a ``<noscript>``'s content is raw text.
     """
     fast = native_module("lexbor_walk")
     tags = fast.count_char(html, "<") if fast is not None else html.count("<")
     if tags <= _NESTING_SCAN_TAGS:
         return html
-    if max_tag_depth(html) <= max_depth:
+    if max_tag_depth(html, scripting=scripting) <= max_depth:
         return html
     kept: list[str] = []
-    depth = position = 0
-    for match in _TAG.finditer(html):
-        closing, name = match.group(1), match.group(2).lower()
-        if name in _VOID_TAGS:
-            continue
-        if not closing:
-            depth += 1
-            drop = depth > max_depth
-        else:
-            drop = depth > max_depth
-            depth = max(depth - 1, 0)
-        if drop:
-            kept.append(html[position : match.start()])
-            position = match.end()
-    kept.append(html[position:])
+    _nest(html, scripting, max_depth, kept)
     return "".join(kept)
 
 
-def max_tag_depth(html: str) -> int:
-    """The deepest the tags of ``html`` nest, as `_TAG_EDGE` counts them (the running sum of
-    +1 per start and -1 per end of a non-void element; 0 without any); natively when built."""
+def max_tag_depth(html: str, *, scripting: bool = True) -> int:
+    """How deep a browser would nest the elements of ``html``, as the nesting model counts them
+    (`_nest`; 0 without any element); natively when built. ``scripting``: whether a
+    ``<noscript>``'s content is raw text, as it is with scripting on."""
     fast = native_module("lexbor_walk")
     if fast is not None:
-        return fast.max_tag_depth(html)
-    steps = map(_DEPTH_STEP.__getitem__, _TAG_EDGE.findall(html))
-    return max(itertools.accumulate(steps), default=0)
+        return fast.max_tag_depth(html, _NESTING_KINDS, _NESTING_SEARCH, scripting)
+    return _nest(html, scripting)
+
+
+# The nesting model: the HTML tree builder's stack of open elements, cut down to what decides
+# how deep elements nest, and run in one pass over the page (`max_tag_depth` natively, in
+# `_native/lexbor_walk.pyx`, which must count exactly as `_nest` does). Tags are read as the
+# tokenizer reads them: comments, doctypes and the raw text of script, style, textarea, title...
+# are passed over; a quote opens a value after "=" only; a tag cut off by the end of the page is
+# no tag. A start tag first closes what a browser closes for it: an open p (for a div, a list,
+# a heading...), li, dd or dt, option, table cell, row or section, a table in a table, a heading
+# in a heading, so that end tags a page leaves out (</p>, </li>, </td>...) do not pile up; an
+# end tag closes its element and all above it, unless a scope or "special" element stands
+# between (then a browser ignores it, and so does the model). Inside svg and math, "/>"
+# closes an element; in HTML it does not ("<div/>" opens a div). Before this the estimate
+# counted +1 per start tag and -1 per end tag: 11,963 for an ordinary 2 MB page with SVG
+# railroad diagrams, whose flattening then lost its main content.
+# Every search of the stack looks at most `_NESTING_SEARCH` elements down; past that nothing
+# is closed, so the model errs deep, as a defence must. Not modelled: the formatting elements
+# the adoption agency reopens, foster parenting, the tbody and tr a browser adds to a table
+# without them (lexbor then nests 2 deeper per table).
+_NESTING_SEARCH = 64
+# what the model knows of an element, by name: bits (`_NESTING_KINDS`, in the same values in
+# `_native/lexbor_walk.pyx`)
+_NEST_SPECIAL = 1 << 0  # the standard's "special" elements: an end tag of any other stops at one
+_NEST_SCOPE = 1 << 1  # an end tag of a special element stops at one
+_NEST_BUTTON = 1 << 2  # (the scope of a p also ends at a button)
+_NEST_TABLE_CONTEXT = 1 << 3  # where the search for a cell, row or section stops
+_NEST_P = 1 << 4
+_NEST_LI = 1 << 5
+_NEST_DD_DT = 1 << 6
+_NEST_CELL = 1 << 7
+_NEST_ROW = 1 << 8
+_NEST_SECTION = 1 << 9
+_NEST_CAPTION = 1 << 10
+_NEST_TABLE = 1 << 11
+_NEST_HEADING = 1 << 12
+_NEST_OPTION = 1 << 13
+_NEST_OPTGROUP = 1 << 14
+_NEST_CLOSES_P = 1 << 15  # its start tag closes an open p
+_NEST_LIST_BARRIER = 1 << 16  # where the search for an li, dd or dt stops
+_NEST_FOREIGN = 1 << 17  # svg, math: their children are foreign elements
+_NEST_INTEGRATION = 1 << 18  # a foreign element whose children are HTML again
+_NEST_VOID = 1 << 19
+_NEST_RAW = 1 << 20  # its content is text up to its end tag
+_NEST_NOSCRIPT = 1 << 21  # and so is a noscript's, with scripting on
+_NEST_ROOT = 1 << 22  # html, head, body: a second start tag opens nothing
+_NESTING_GROUPS = (
+    (_NEST_SPECIAL, "address applet area article aside base basefont bgsound blockquote body br "
+     "button caption center col colgroup dd details dir div dl dt embed fieldset figcaption "
+     "figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html iframe img "
+     "input keygen li link listing main marquee menu meta nav noembed noframes noscript object "
+     "ol p param plaintext pre script search section select source style summary table tbody "
+     "td template textarea tfoot th thead title tr track ul wbr xmp mi mo mn ms mtext "
+     "annotation-xml foreignobject desc"),
+    (_NEST_SCOPE, "applet caption html table td th marquee object template mi mo mn ms mtext "
+     "annotation-xml foreignobject desc title"),
+    (_NEST_BUTTON, "button"),
+    (_NEST_TABLE_CONTEXT, "html table template"),
+    (_NEST_P, "p"),
+    (_NEST_LI, "li"),
+    (_NEST_DD_DT, "dd dt"),
+    (_NEST_CELL, "td th"),
+    (_NEST_ROW, "tr"),
+    (_NEST_SECTION, "tbody thead tfoot"),
+    (_NEST_CAPTION, "caption colgroup"),
+    (_NEST_TABLE, "table"),
+    (_NEST_HEADING, "h1 h2 h3 h4 h5 h6"),
+    (_NEST_OPTION, "option"),
+    (_NEST_OPTGROUP, "optgroup"),
+    # (a table closes a p only in no-quirks mode: left out, the model errs deep)
+    (_NEST_CLOSES_P, "address article aside blockquote center details dialog dir div dl "
+     "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav "
+     "ol p pre search section summary ul li dd dt listing"),
+    (_NEST_FOREIGN, "svg math"),
+    (_NEST_INTEGRATION, "foreignobject desc title mi mo mn ms mtext annotation-xml"),
+    (_NEST_VOID, "area base basefont bgsound br col embed frame hr image img input keygen link "
+     "meta param source track wbr"),
+    (_NEST_RAW, "script style textarea title xmp iframe noembed noframes plaintext"),
+    (_NEST_NOSCRIPT, "noscript"),
+    (_NEST_ROOT, "html head body"),
+)  # fmt: skip
+
+
+def _nesting_kinds() -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for bit, names in _NESTING_GROUPS:
+        for name in names.split():
+            kinds[name] = kinds.get(name, 0) | bit
+    for name, bits in kinds.items():
+        if bits & _NEST_SPECIAL and name not in ("address", "div", "p"):
+            kinds[name] = bits | _NEST_LIST_BARRIER
+    return kinds
+
+
+_NESTING_KINDS = _nesting_kinds()
+# "<" and what follows: a comment, a doctype or bogus comment, or a tag (group 1 "/" for an
+# end tag, group 2 its name)
+_NESTING_TOKEN = re.compile(r"<(?:!--|[!?]|/(?![A-Za-z])|(/?)([A-Za-z][^\t\n\f\r />]*+))")
+# the rest of a tag up to its ">": a quote opens a value only after "=" (and white space)
+_TAG_REST = re.compile(r"""(?:[^>"'=]++|=[\t\n\f\r ]*+(?:"[^"]*+"?|'[^']*+'?)?|["'])*+""")
+
+
+@functools.lru_cache(maxsize=16)
+def _raw_text_end(name: str) -> re.Pattern[str]:
+    return re.compile(f"</{name}[\\t\\n\\f\\r />]", re.IGNORECASE | re.ASCII)
+
+
+def _nest(
+    html: str, scripting: bool, max_depth: int | None = None, kept: list[str] | None = None
+) -> int:
+    """The nesting model over ``html``: the deepest its stack of open elements grows. With
+    ``max_depth`` and ``kept``, ``kept`` receives the page's pieces without the start tags that
+    would open an element deeper than ``max_depth`` (and as many end tags of each name); the
+    stack then never grows past ``max_depth``."""
+    kind_of = _NESTING_KINDS.get
+    raw = _NEST_RAW | (_NEST_NOSCRIPT if scripting else 0)
+    window = _NESTING_SEARCH
+    names: list[str] = []  # the open elements, innermost last
+    kinds: list[int] = []
+    foreign: list[bool] = []  # whether each one's children are svg or math elements
+    roots: set[str] = set()
+    dropped: dict[str, int] = {}  # start tags left out, by name, whose end tags go too
+    deepest = position = i = 0
+    n = len(html)
+
+    def find(target: int, barrier: int) -> int:
+        """Where the innermost open element with a ``target`` bit is, if one is found before
+        an element with a ``barrier`` bit and within ``window``; else -1."""
+        for k in range(len(kinds) - 1, max(len(kinds) - window, 0) - 1, -1):
+            if kinds[k] & target:
+                return k
+            if kinds[k] & barrier:
+                return -1
+        return -1
+
+    def close(k: int) -> None:
+        if k >= 0:
+            del names[k:], kinds[k:], foreign[k:]
+
+    while True:
+        match = _NESTING_TOKEN.search(html, i)
+        if match is None:
+            break
+        name = match.group(2)
+        if name is None:  # a comment to its "-->", anything else to its ">"
+            end = (
+                html.find("-->", match.start() + 2) + 2
+                if match.group().endswith("-")
+                else html.find(">", match.end())
+            )
+            i = n if end < 2 else end + 1
+            continue
+        end = _TAG_REST.match(html, match.end()).end()  # type: ignore[union-attr]
+        if end >= n:
+            break
+        i = end + 1
+        name = name.lower() if name.isascii() else name.translate(_ASCII_LOWER)
+        bits = kind_of(name, 0)
+        if match.group(1):  # an end tag
+            if kept is not None and dropped.get(name):
+                dropped[name] -= 1
+                kept.append(html[position : match.start()])
+                position = i
+            elif not bits & _NEST_ROOT or name == "head":
+                barrier = _NEST_SCOPE if bits & _NEST_SPECIAL else _NEST_SPECIAL
+                for k in range(len(names) - 1, max(len(names) - window, 0) - 1, -1):
+                    if names[k] == name:
+                        close(k)
+                        break
+                    if kinds[k] & barrier:
+                        break
+            continue
+        self_closing = html[end - 1] == "/"
+        if foreign and foreign[-1]:
+            if self_closing:
+                continue
+            child_foreign = not bits & _NEST_INTEGRATION
+        else:
+            if bits & raw:
+                found = _raw_text_end(name).search(html, i)
+                i = n if found is None else found.start()
+                continue
+            if bits & _NEST_ROOT:
+                if name == "body" and names and names[-1] == "head":
+                    close(len(names) - 1)
+                if name in roots:
+                    continue
+                roots.add(name)
+            elif bits:
+                if bits & _NEST_LI:
+                    close(find(_NEST_LI, _NEST_LIST_BARRIER))
+                if bits & _NEST_DD_DT:
+                    close(find(_NEST_DD_DT, _NEST_LIST_BARRIER))
+                # (a p is looked for only when there is one to find: a C-speed test)
+                if bits & _NEST_CLOSES_P and "p" in names[-window:]:
+                    close(find(_NEST_P, _NEST_SCOPE | _NEST_BUTTON))
+                if bits & _NEST_HEADING and kinds and kinds[-1] & _NEST_HEADING:
+                    close(len(kinds) - 1)
+                if bits & (_NEST_OPTION | _NEST_OPTGROUP) and kinds and kinds[-1] & _NEST_OPTION:
+                    close(len(kinds) - 1)
+                if bits & _NEST_OPTGROUP and kinds and kinds[-1] & _NEST_OPTGROUP:
+                    close(len(kinds) - 1)
+                if bits & (_NEST_CELL | _NEST_ROW | _NEST_SECTION | _NEST_CAPTION):
+                    close(find(_NEST_CELL, _NEST_TABLE_CONTEXT))
+                if bits & (_NEST_ROW | _NEST_SECTION | _NEST_CAPTION):
+                    close(find(_NEST_ROW, _NEST_TABLE_CONTEXT))
+                if bits & (_NEST_SECTION | _NEST_CAPTION):
+                    close(find(_NEST_SECTION, _NEST_TABLE_CONTEXT))
+                if bits & _NEST_TABLE:
+                    close(find(_NEST_TABLE, _NEST_CELL | _NEST_CAPTION))
+            if bits & _NEST_VOID or (bits & _NEST_FOREIGN and self_closing):
+                continue
+            child_foreign = bool(bits & _NEST_FOREIGN)
+        if kept is not None and max_depth is not None and len(names) >= max_depth:
+            dropped[name] = dropped.get(name, 0) + 1
+            kept.append(html[position : match.start()])
+            position = i
+            continue
+        names.append(name)
+        kinds.append(bits)
+        foreign.append(child_foreign)
+        deepest = max(deepest, len(names))
+    if kept is not None:
+        kept.append(html[position:])
+    return deepest
 
 
 def parse_text_blocks(text: str) -> list[Block]:

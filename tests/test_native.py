@@ -132,20 +132,35 @@ def test_native_count_char_equals_str_count(native):
                 assert count(text, char) == text.count(char)
 
 
-def test_native_max_tag_depth_equals_the_regex_count(native, monkeypatch):
+def test_native_max_tag_depth_equals_the_nesting_model(native, monkeypatch):
+    """Random runs of tags the model treats apart (implied ends, tables, svg's "/>", raw text,
+    comments, quotes, cut-off tags): the native count is `parse._nest`'s, with scripting on
+    and off, and with a search window small enough to be reached."""
     rnd = random.Random(9)
-    pieces = ["<", "</", ">", "/", " ", "\t", "\u3000", "\x1c", "a", "Z", "1", "\u00e9", "\u6771"]
-    pieces += ["br", "BR", "brx", "img", "hr/", "wbr>", "input ", "source", "link\u3000", "p"]
-    pieces += ["div", "<div>", "</div>", "<br>", "<img/>", "<!-- x -->", "<![CDATA[", "\U0001f600"]
+    pieces = ["<", "</", ">", "/", "/>", " ", "\t", "=", '"', "'", "\u3000", "a", "Z", "\u00e9"]
+    pieces += ["\u6771", "\U0001f600", "-", "!", "?", "<!--", "-->", "<!-->", "<!doctype html>"]
+    pieces += ["<?x?>", "</>", "p", "<p>", "</p>", "<P>", "<li>", "</li>", "<ul>", "</ul>", "<dl>"]
+    pieces += ["<dt>", "<dd>", "<div>", "</div>", "<div/>", "<table>", "</table>", "<tr>", "<td>"]
+    pieces += ["<th>", "</td>", "</tr>", "<tbody>", "<caption>", "<option>", "<optgroup>", "<h1>"]
+    pieces += ["<h2>", "</h1>", "<button>", "<span>", "</span>", "<b>", "</b>", "<svg>", "</svg>"]
+    pieces += ["<svg/>", '<path d="M0/>"/>', "<g>", "</g>", "<foreignObject>", "<math>", "<mi>"]
+    pieces += ["<script>", "</script>", "<SCRIPT>", "</scRipt >", "<style>", "</style>", "<title>"]
+    pieces += ["<textarea>", "</title>", "<noscript>", "</noscript>", "<iframe>", "<plaintext>"]
+    pieces += ["<html>", "<head>", "</head>", "<body>", "</body>", "<br>", "</br>", "<img/>"]
+    pieces += ["<hr>"]
+    pieces += ["<a b='>'>", '<a b = ">">', "<x-y>", "</x-y>", "<\u00c9>", "</\u00e9>", "<template>"]
+    pieces += ["<div a=b/>", "<abcdefghijklmnopq>", "</abcdefghijklmnopq>"]
     fast = native["lexbor_walk"].max_tag_depth
-    texts = ["", "<", "</", "<a", "</a", "<br", "<br>", "</br>", "x</p><p>"]
-    texts += ["".join(rnd.choices(pieces, k=rnd.randint(0, 60))) for _ in range(20000)]
-    expected = []
-    monkeypatch.setattr(parse, "native_module", lambda name: None)
-    for text in texts:
-        expected.append(parse.max_tag_depth(text))
+    texts = ["", "<", "</", "<a", "</a", "<br", "<br>", "</br>", "x</p><p>", "<!--", "<!-"]
+    texts += ["".join(rnd.choices(pieces, k=rnd.randint(0, 80))) for _ in range(10000)]
+    kinds = parse._NESTING_KINDS
+    for scripting in (True, False):
+        expected = [parse._nest(text, scripting) for text in texts]
+        assert [fast(text, kinds, parse._NESTING_SEARCH, scripting) for text in texts] == expected
+    monkeypatch.setattr(parse, "_NESTING_SEARCH", 3)
+    expected = [parse._nest(text, True) for text in texts]
+    assert [fast(text, kinds, 3, True) for text in texts] == expected
     monkeypatch.undo()
-    assert [fast(text) for text in texts] == expected
     assert parse.max_tag_depth("<div>" * 600) == 600  # through the native module
     assert parse.limit_nesting("<div>x" * 9000).count("<div>") == parse.MAX_NESTING_DEPTH
 

@@ -20,6 +20,7 @@ from stream_cleaner.parse import (
     limit_nesting,
     looks_like_html,
     markup_work,
+    max_tag_depth,
     page_title,
     parse_blocks,
     parse_text_blocks,
@@ -276,6 +277,57 @@ def test_limit_nesting_keeps_text_and_shallow_markup():
     assert "x" in flat
     small = "<div>" * 600 + "x" + "</div>" * 600
     assert limit_nesting(small) is small  # few tags: not even scanned
+
+
+def test_nesting_counts_elements_a_browser_closes_as_closed():
+    # end tags a page may leave out: the next sibling's start tag closes the element
+    assert max_tag_depth("<ul>" + "<li>item" * 3000 + "</ul>") == 2
+    assert max_tag_depth("<div>" + "<p>para <b>bold</b>" * 3000) == 3
+    assert max_tag_depth("<dl>" + "<dt>term<dd>definition" * 2000 + "</dl>") == 2
+    assert max_tag_depth("<select>" + "<option>one" * 3000 + "</select>") == 2
+    assert max_tag_depth("<table>" + "<tr><td>a<td>b<th>c" * 2000 + "</table>") == 3
+    assert max_tag_depth("<ul><li><p>one<li><p>two<li><ul><li>nested</ul></ul>") == 4
+    # "/>" closes an svg or math element, a void one needs none; "<div/>" opens a div
+    assert max_tag_depth("<svg>" + '<path d="M0 0"/><text>t</text>' * 3000 + "</svg>") == 2
+    assert max_tag_depth("<math>" + "<mi/><mo/>" * 3000 + "</math><br><img>") == 1
+    assert max_tag_depth("<div/>" * 600) == 600
+    assert max_tag_depth("<p/>" * 600) == 1  # each p closes the one before
+    # tags inside comments, raw text and quoted values are no tags
+    assert max_tag_depth("<!-- " + "<div>" * 600 + " --><script>" + "<div>" * 600) == 0
+    assert max_tag_depth('<a title="' + "<div>" * 600 + '">x</a>') == 1
+    # an end tag a browser ignores (an open special element stands between) closes nothing
+    assert max_tag_depth("<span><div></span>" * 600) == 1200
+    assert max_tag_depth("<div>" * 600 + "</span>" * 600) == 600
+
+
+def test_an_ordinary_page_of_many_tags_is_not_flattened():
+    """A long page without </p> or </li>, with inline svg icons: 3 MB of markup the old count
+    (+1 per start tag, -1 per end tag) put at depth 27,000, whose flattening merged its
+    paragraphs and lost the svg's end tags."""
+    page = (
+        "<html><body><main>"
+        + "<p>Paragraph number one.<ul><li>first item<li>second item</ul>" * 3000
+        + '<svg><path d="M0 0"/><circle r="1"/></svg><p>The end.'
+        + "</main></body></html>"
+    )
+    assert limit_nesting(page) is page
+    texts = [b.text for b in parse_blocks(page)]
+    assert len(texts) == 3 * 3000 + 1 and texts[-1] == "The end."
+
+
+def test_flattening_keeps_raw_text_raw_and_every_word():
+    deep = "<div>" * 5000
+    html = (
+        deep
+        + "<script>var hidden = '<b>';</script><style>p { x: 1 }</style>"
+        + '<span title="a>b">kept</span> <!-- <p> --> words<textarea><i>raw</textarea>'
+        + "</div>" * 5000
+        + "<p>after</p>"
+    )
+    flat = limit_nesting(html)
+    assert flat.count("<div>") == MAX_NESTING_DEPTH and "<script>var hidden" in flat
+    texts = [b.text for b in parse_blocks(html)]
+    assert texts == ["kept words", "<i>raw", "after"]  # nothing of the script or the style
 
 
 def test_a_past_deadline_stops_both_parsers():

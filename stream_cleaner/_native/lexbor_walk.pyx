@@ -867,44 +867,6 @@ def count_char(str text, str char):
     return sc_count4(<const Py_UCS4 *> PyUnicode_DATA(text), n, c)
 
 
-cdef extern from "Python.h":
-    bint Py_UNICODE_ISSPACE(Py_UCS4 c) nogil
-
-
-cdef extern from *:
-    """
-    /* parse._TAG_EDGE's void elements, in its order */
-    static const char *sc_void_names[] = {
-        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
-        "source", "track", "wbr", NULL
-    };
-    """
-    const char **sc_void_names
-
-
-cdef inline bint _is_void_name(const _char *s, Py_ssize_t at, Py_ssize_t n) noexcept nogil:
-    """Whether ``s[at:]`` starts with a void element's name (lower case) followed by white
-    space, ``/`` or ``>``: ``parse._TAG_EDGE``'s negative lookahead."""
-    cdef Py_ssize_t k, v = 0
-    cdef const char *name
-    cdef Py_UCS4 c = s[at]
-    if c < u"a" or c > u"w" or not (c == u"a" or c == u"b" or c == u"c" or c == u"e" or
-                                    c == u"h" or c == u"i" or c == u"l" or c == u"m" or
-                                    c == u"p" or c == u"s" or c == u"t" or c == u"w"):
-        return False  # no void name starts with it
-    while sc_void_names[v] != NULL:
-        name = sc_void_names[v]
-        v += 1
-        k = 0
-        while name[k] != 0 and at + k < n and s[at + k] == <Py_UCS4> <unsigned char> name[k]:
-            k += 1
-        if name[k] == 0 and at + k < n:
-            c = s[at + k]
-            if c == u"/" or c == u">" or Py_UNICODE_ISSPACE(c):
-                return True
-    return False
-
-
 cdef inline Py_ssize_t _next_open(const _char *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     """Where the next "<" at or after ``i`` is (``n`` if there is none), at memchr's speed in
     a page of Latin-1 or UTF-8."""
@@ -915,46 +877,6 @@ cdef inline Py_ssize_t _next_open(const _char *s, Py_ssize_t i, Py_ssize_t n) no
     while i < n and s[i] != u"<":
         i += 1
     return i
-
-
-cdef long _max_depth(const _char *s, Py_ssize_t n) noexcept nogil:
-    """`max_tag_depth` of ``n`` characters."""
-    cdef Py_ssize_t i = 0, at
-    cdef long depth = 0, deepest = 0, step
-    cdef bint any_edge = False
-    cdef Py_UCS4 c
-    while True:
-        i = _next_open(s, i, n)
-        if i >= n:
-            break
-        i += 1
-        at = i
-        step = 1
-        if at < n and s[at] == u"/":
-            at += 1
-            step = -1
-        if at < n and not _is_void_name(s, at, n):
-            c = s[at]
-            if (u"a" <= c <= u"z") or (u"A" <= c <= u"Z"):
-                depth += step
-                if not any_edge or depth > deepest:
-                    deepest = depth
-                any_edge = True
-                i = at + 1  # findall goes on after the match
-    return deepest
-
-
-def max_tag_depth(str html):
-    """``max(itertools.accumulate(steps), default=0)`` over the +1/-1 steps of
-    ``parse._TAG_EDGE.findall(html)`` (an element's start or end, void elements left out): the
-    deepest nesting the tags reach, counted in one pass without a list of matches."""
-    cdef int kind = PyUnicode_KIND(html)
-    cdef Py_ssize_t n = len(html)
-    if kind == 1:
-        return _max_depth(<const Py_UCS1 *> PyUnicode_DATA(html), n)
-    if kind == 2:
-        return _max_depth(<const Py_UCS2 *> PyUnicode_DATA(html), n)
-    return _max_depth(<const Py_UCS4 *> PyUnicode_DATA(html), n)
 
 
 cdef inline bint _html_space(Py_UCS4 c) noexcept nogil:
@@ -986,6 +908,324 @@ cdef Py_ssize_t _raw_text_end(const _char *s, Py_ssize_t i, Py_ssize_t n,
         if i >= n or _names(s, i, n, end_tag):
             return i
         i += 1
+
+
+# `parse._nest`'s model of how deep a browser nests a page's elements, counted natively: the
+# same tokens, the same closing rules, the same bits (parse._NEST_*).
+cdef enum:
+    _NEST_SPECIAL = 1 << 0
+    _NEST_SCOPE = 1 << 1
+    _NEST_BUTTON = 1 << 2
+    _NEST_TABLE_CONTEXT = 1 << 3
+    _NEST_P = 1 << 4
+    _NEST_LI = 1 << 5
+    _NEST_DD_DT = 1 << 6
+    _NEST_CELL = 1 << 7
+    _NEST_ROW = 1 << 8
+    _NEST_SECTION = 1 << 9
+    _NEST_CAPTION = 1 << 10
+    _NEST_TABLE = 1 << 11
+    _NEST_HEADING = 1 << 12
+    _NEST_OPTION = 1 << 13
+    _NEST_OPTGROUP = 1 << 14
+    _NEST_CLOSES_P = 1 << 15
+    _NEST_LIST_BARRIER = 1 << 16
+    _NEST_FOREIGN = 1 << 17
+    _NEST_INTEGRATION = 1 << 18
+    _NEST_VOID = 1 << 19
+    _NEST_RAW = 1 << 20
+    _NEST_NOSCRIPT = 1 << 21
+    _NEST_ROOT = 1 << 22
+
+
+cdef enum:
+    _KIND_SLOTS = 512  # a power of two, well above the ~110 names of `parse._NESTING_KINDS`
+
+
+cdef class _NestingKinds:
+    """`parse._NESTING_KINDS` as an open-addressing table, keyed by a name packed into two
+    64-bit words (lower-case ASCII, up to 16 characters; the longest name is 14)."""
+
+    cdef uint64_t keys[_KIND_SLOTS][2]  # keys[slot][0] == 0: an empty slot
+    cdef uint32_t kinds[_KIND_SLOTS]
+    cdef object source  # the dict it was made from
+
+    def __init__(self, dict kinds):
+        cdef uint64_t key[2]
+        cdef bytes data
+        cdef Py_ssize_t k, slot
+        self.source = kinds
+        for name, bits in kinds.items():
+            data = name.encode("ascii")
+            if not 0 < len(data) <= 16:
+                raise ValueError(f"nesting kind names have 1 to 16 characters: {name!r}")
+            key[0] = key[1] = 0
+            for k in range(len(data)):
+                key[k >> 3] |= (<uint64_t> data[k]) << (8 * (k & 7))
+            slot = _kind_slot(key[0], key[1])
+            while self.keys[slot][0] != 0:
+                slot = (slot + 1) & (_KIND_SLOTS - 1)
+            self.keys[slot][0] = key[0]
+            self.keys[slot][1] = key[1]
+            self.kinds[slot] = bits
+
+    cdef inline uint32_t lookup(self, uint64_t a, uint64_t b) noexcept nogil:
+        cdef Py_ssize_t slot = _kind_slot(a, b)
+        while self.keys[slot][0] != 0:
+            if self.keys[slot][0] == a and self.keys[slot][1] == b:
+                return self.kinds[slot]
+            slot = (slot + 1) & (_KIND_SLOTS - 1)
+        return 0
+
+
+cdef inline Py_ssize_t _kind_slot(uint64_t a, uint64_t b) noexcept nogil:
+    return <Py_ssize_t> (((a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL)) >> 55)
+
+
+cdef uint32_t _nest_kind(_NestingKinds table, const _char *s, Py_ssize_t at,
+                       Py_ssize_t length) noexcept nogil:
+    """The bits of the name ``s[at:at + length]`` in ``table``, in any ASCII case (0 for a
+    name it does not hold)."""
+    cdef uint64_t key[2]
+    cdef Py_ssize_t k
+    cdef uint32_t c
+    if length > 16:
+        return 0
+    key[0] = key[1] = 0
+    for k in range(length):
+        c = _fold(<uint32_t> s[at + k])
+        if c == 0 or c >= 128:
+            return 0
+        key[k >> 3] |= (<uint64_t> c) << (8 * (k & 7))
+    return table.lookup(key[0], key[1])
+
+
+cdef struct _Open:
+    Py_ssize_t at  # the element's name: the characters at..at + length of the page
+    Py_ssize_t length
+    uint32_t kind
+    bint foreign  # whether its children are svg or math elements
+
+
+cdef inline bint _same_name(const _char *s, Py_ssize_t a, Py_ssize_t b,
+                            Py_ssize_t length) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(length):
+        if _fold(<uint32_t> s[a + k]) != _fold(<uint32_t> s[b + k]):
+            return False
+    return True
+
+
+cdef inline bint _is_name(const _char *s, Py_ssize_t at, Py_ssize_t length,
+                          const char *name, Py_ssize_t name_length) noexcept nogil:
+    return length == name_length and _names(s, at, at + length, name)
+
+
+cdef inline Py_ssize_t _find_open(const _Open *open_, Py_ssize_t size, Py_ssize_t window,
+                                  uint32_t target, uint32_t barrier) noexcept nogil:
+    """`parse._nest`'s ``find``: the innermost open element with a ``target`` bit, found
+    before one with a ``barrier`` bit and within ``window``, or -1."""
+    cdef Py_ssize_t k = size - 1, stop = size - window if size > window else 0
+    while k >= stop:
+        if open_[k].kind & target:
+            return k
+        if open_[k].kind & barrier:
+            return -1
+        k -= 1
+    return -1
+
+
+cdef inline Py_ssize_t _find_char(const _char *s, Py_ssize_t i, Py_ssize_t n,
+                                  Py_UCS4 c) noexcept nogil:
+    while i < n and s[i] != c:
+        i += 1
+    return i
+
+
+cdef Py_ssize_t _raw_end(const _char *s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t name_at,
+                         Py_ssize_t length) noexcept nogil:
+    """Where the raw text that starts at ``i`` ends: at "</" and its element's name (at
+    ``name_at``) in any ASCII case, then white space, "/" or ">"; else ``n``."""
+    cdef Py_UCS4 c
+    while True:
+        i = _next_open(s, i, n)
+        if i >= n:
+            return n
+        if i + 2 + length < n and s[i + 1] == u"/" and _same_name(s, i + 2, name_at, length):
+            c = s[i + 2 + length]
+            if _html_space(c) or c == u"/" or c == u">":
+                return i
+        i += 1
+
+
+cdef inline bint _ascii_letter(Py_UCS4 c) noexcept nogil:
+    return (u"a" <= c <= u"z") or (u"A" <= c <= u"Z")
+
+
+cdef Py_ssize_t _nest_depth(const _char *s, Py_ssize_t n, _NestingKinds table,
+                            Py_ssize_t window, bint scripting) except -1:
+    """`parse._nest` without ``max_depth``: the deepest the model's stack grows."""
+    cdef _Open *open_ = NULL
+    cdef _Open *grown
+    cdef Py_ssize_t size = 0, capacity = 0, deepest = 0, i = 0, name_at, name_end, end, k
+    cdef uint32_t bits, barrier, raw = _NEST_RAW | (_NEST_NOSCRIPT if scripting else 0)
+    cdef bint closing, self_closing, child_foreign
+    cdef int root, roots = 0
+    cdef Py_UCS4 c
+    try:
+        while True:
+            i = _next_open(s, i, n)
+            if i >= n:
+                break
+            c = s[i + 1] if i + 1 < n else 0
+            if c == u"!" or c == u"?" or (c == u"/" and not (i + 2 < n and _ascii_letter(s[i + 2]))):
+                if c == u"!" and i + 3 < n and s[i + 2] == u"-" and s[i + 3] == u"-":
+                    k = i + 2  # a comment, to its "-->"
+                    while k + 2 < n and not (s[k] == u"-" and s[k + 1] == u"-" and s[k + 2] == u">"):
+                        k += 1
+                    i = n if k + 2 >= n else k + 3
+                else:
+                    k = _find_char(s, i + 2, n, 62)  # ">"
+                    i = n if k >= n else k + 1
+                continue
+            if c == u"/":
+                closing = True
+                name_at = i + 2
+            elif _ascii_letter(c):
+                closing = False
+                name_at = i + 1
+            else:
+                i += 1
+                continue
+            name_end = name_at
+            while name_end < n:
+                c = s[name_end]
+                if _html_space(c) or c == u"/" or c == u">":
+                    break
+                name_end += 1
+            end = name_end  # the tag's ">", a quote opening a value after "=" only
+            while end < n:
+                c = s[end]
+                if c == u">":
+                    break
+                end += 1
+                if c == u"=":
+                    while end < n and _html_space(s[end]):
+                        end += 1
+                    if end < n and (s[end] == u'"' or s[end] == u"'"):
+                        end = _find_char(s, end + 1, n, s[end])
+                        if end < n:
+                            end += 1
+            if end >= n:
+                break  # a tag cut off by the end of the page
+            i = end + 1
+            bits = _nest_kind(table, s, name_at, name_end - name_at)
+            if closing:
+                if not bits & _NEST_ROOT or _is_name(s, name_at, name_end - name_at, "head", 4):
+                    barrier = _NEST_SCOPE if bits & _NEST_SPECIAL else _NEST_SPECIAL
+                    k = size - 1
+                    while k >= (size - window if size > window else 0):
+                        if (open_[k].length == name_end - name_at
+                                and _same_name(s, open_[k].at, name_at, name_end - name_at)):
+                            size = k
+                            break
+                        if open_[k].kind & barrier:
+                            break
+                        k -= 1
+                continue
+            self_closing = s[end - 1] == u"/"
+            if size and open_[size - 1].foreign:
+                if self_closing:
+                    continue
+                child_foreign = not bits & _NEST_INTEGRATION
+            else:
+                if bits & raw:
+                    i = _raw_end(s, i, n, name_at, name_end - name_at)
+                    continue
+                if bits & _NEST_ROOT:
+                    root = (1 if _is_name(s, name_at, name_end - name_at, "html", 4) else
+                            2 if _is_name(s, name_at, name_end - name_at, "head", 4) else 4)
+                    if (root == 4 and size
+                            and _is_name(s, open_[size - 1].at, open_[size - 1].length, "head", 4)):
+                        size -= 1
+                    if roots & root:
+                        continue
+                    roots |= root
+                elif bits:
+                    if bits & _NEST_LI:
+                        k = _find_open(open_, size, window, _NEST_LI, _NEST_LIST_BARRIER)
+                        if k >= 0:
+                            size = k
+                    if bits & _NEST_DD_DT:
+                        k = _find_open(open_, size, window, _NEST_DD_DT, _NEST_LIST_BARRIER)
+                        if k >= 0:
+                            size = k
+                    if bits & _NEST_CLOSES_P:
+                        k = _find_open(open_, size, window, _NEST_P, _NEST_SCOPE | _NEST_BUTTON)
+                        if k >= 0:
+                            size = k
+                    if bits & _NEST_HEADING and size and open_[size - 1].kind & _NEST_HEADING:
+                        size -= 1
+                    if (bits & (_NEST_OPTION | _NEST_OPTGROUP) and size
+                            and open_[size - 1].kind & _NEST_OPTION):
+                        size -= 1
+                    if bits & _NEST_OPTGROUP and size and open_[size - 1].kind & _NEST_OPTGROUP:
+                        size -= 1
+                    if bits & (_NEST_CELL | _NEST_ROW | _NEST_SECTION | _NEST_CAPTION):
+                        k = _find_open(open_, size, window, _NEST_CELL, _NEST_TABLE_CONTEXT)
+                        if k >= 0:
+                            size = k
+                    if bits & (_NEST_ROW | _NEST_SECTION | _NEST_CAPTION):
+                        k = _find_open(open_, size, window, _NEST_ROW, _NEST_TABLE_CONTEXT)
+                        if k >= 0:
+                            size = k
+                    if bits & (_NEST_SECTION | _NEST_CAPTION):
+                        k = _find_open(open_, size, window, _NEST_SECTION, _NEST_TABLE_CONTEXT)
+                        if k >= 0:
+                            size = k
+                    if bits & _NEST_TABLE:
+                        k = _find_open(open_, size, window, _NEST_TABLE, _NEST_CELL | _NEST_CAPTION)
+                        if k >= 0:
+                            size = k
+                if bits & _NEST_VOID or (bits & _NEST_FOREIGN and self_closing):
+                    continue
+                child_foreign = (bits & _NEST_FOREIGN) != 0
+            if size == capacity:
+                capacity = 2 * capacity if capacity else 256
+                grown = <_Open *> PyMem_Realloc(open_, capacity * sizeof(_Open))
+                if grown == NULL:
+                    raise MemoryError()
+                open_ = grown
+            open_[size].at = name_at
+            open_[size].length = name_end - name_at
+            open_[size].kind = bits
+            open_[size].foreign = child_foreign
+            size += 1
+            if size > deepest:
+                deepest = size
+    finally:
+        PyMem_Free(open_)
+    return deepest
+
+
+_NESTING_TABLE = None  # the `_NestingKinds` of the last dict given to `max_tag_depth`
+
+
+def max_tag_depth(str html, dict kinds, Py_ssize_t window, bint scripting):
+    """``parse._nest(html, scripting)``: how deep a browser would nest the elements of ``html``
+    as the nesting model counts, ``kinds`` being `parse._NESTING_KINDS` and ``window``
+    `parse._NESTING_SEARCH`."""
+    global _NESTING_TABLE
+    if _NESTING_TABLE is None or (<_NestingKinds> _NESTING_TABLE).source is not kinds:
+        _NESTING_TABLE = _NestingKinds(kinds)
+    cdef _NestingKinds table = <_NestingKinds> _NESTING_TABLE
+    cdef int kind = PyUnicode_KIND(html)
+    cdef Py_ssize_t n = len(html)
+    if kind == 1:
+        return _nest_depth(<const Py_UCS1 *> PyUnicode_DATA(html), n, table, window, scripting)
+    if kind == 2:
+        return _nest_depth(<const Py_UCS2 *> PyUnicode_DATA(html), n, table, window, scripting)
+    return _nest_depth(<const Py_UCS4 *> PyUnicode_DATA(html), n, table, window, scripting)
 
 
 cdef struct _Names:
