@@ -103,6 +103,43 @@ def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
     assert not any("hidden template" in text or text == "no" for text in paths)
 
 
+NOSCRIPT_PAGE = """<html><head><noscript><img src=p.gif><link rel=x></noscript><title>t</title>
+</head><body><noscript><iframe src="https://example.com/ns.html" /></noscript><p>Intro</p>
+<noscript><div class=post><p>Caf\u00e9 \u6771\u4eac post \U0001f600</p><ul><li>one<li>two</ul></div>
+</noscript><div hidden><noscript>hidden one</noscript></div><noscript></noscript>
+<noscript style="display:none">styled</noscript><p>after</p></body></html>"""
+
+
+def test_native_walk_equals_the_reference_with_scripting_on_and_off(native):
+    """With scripting on, both walks pass the noscript elements and count the same raw
+    characters in them; with it off and noscript walked into (`parse_blocks`' page without
+    scripts), they cut the same blocks."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    walk = native_module("lexbor_walk").walk_blocks
+    args = (
+        parse.HEADING_TAGS, parse.LIST_TAGS, parse.TABLE_TAGS, parse.FORM_TAGS, None,
+        parse.TimeBudgetExceeded, parse.CLASS_WORD_GROUPS, 0, parse.too_many_blocks,
+    )  # fmt: skip
+    pages = [NOSCRIPT_PAGE, TRICKY_PAGE, "<noscript>only</noscript>", "<p>no noscript</p>"]
+    pages += [decode_body(path.read_bytes()).text for path in sorted(SAMPLES.glob("*.html"))]
+    for html in pages:
+        counted, fast_counted = [], []
+        reference = parse._walk(LexborHTMLParser(html, scripting=True).root, None, noscript=counted)
+        fast = walk(LexborHTMLParser(html, scripting=True), Block, parse.BLOCK_TAGS,
+                    parse.SKIP_TAGS, *args, fast_counted)  # fmt: skip
+        assert fast == reference and fast_counted == counted, html[:80]
+        skip = parse._NOSCRIPT_PAGE_SKIP_TAGS
+        reference = parse._walk(LexborHTMLParser(html).root, None, skip_tags=skip)
+        fast = walk(LexborHTMLParser(html), Block, parse.BLOCK_TAGS, skip, *args)
+        assert fast == reference, html[:80]
+    counted = []
+    parse._walk(LexborHTMLParser(NOSCRIPT_PAGE, scripting=True).root, None, noscript=counted)
+    iframe, post = (part.split("</noscript>")[0] for part in NOSCRIPT_PAGE.split("<noscript>")[2:4])
+    # the head is not walked, nor the hidden div: a noscript in either is not counted
+    assert counted == [len(iframe), len(post), 0, len("styled")]
+
+
 def test_native_walk_collapses_white_space_as_str_split_does(native):
     """Text nodes full of white space of every kind (and characters that only look blank):
     each block's text is the words of its nodes joined by one space, as the reference's

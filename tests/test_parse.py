@@ -330,6 +330,71 @@ def test_flattening_keeps_raw_text_raw_and_every_word():
     assert texts == ["kept words", "<i>raw", "after"]  # nothing of the script or the style
 
 
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_noscript_is_raw_text_as_with_scripting_on(parser):
+    # Google Tag Manager's snippet, self-closed: parsed as markup, the iframe's raw text ran to
+    # the end of the page
+    gtm = (
+        '<html><body><noscript><iframe src="https://www.googletagmanager.com/ns.html?id=GTM-X" '
+        'height="0" width="0" style="display: none; visibility: hidden;" /></noscript>'
+        "<h1>Title</h1><p>Main text of the page.</p></body></html>"
+    )
+    assert [b.text for b in parse_blocks(gtm, parser=parser)] == ["Title", "Main text of the page."]
+    # a tracking pixel in a head's noscript closed the head: the title became page text
+    head = (
+        '<html><head><noscript><img src="p.gif"></noscript><title>Page title</title></head>'
+        "<body><p>Body text.</p></body></html>"
+    )
+    assert [b.text for b in parse_blocks(head, parser=parser)] == ["Body text."]
+
+
+POST = "<div class=post><p>{}. A reply in the thread, with enough words to be read.</p></div>"
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_a_page_built_by_scripts_is_read_from_its_noscript(parser):
+    """A forum whose posts only a client without scripts sees (Discourse, Flarum)."""
+    posts = "".join(POST.format(n) for n in range(1, 6))
+    html = (
+        "<html><head><title>Thread</title></head><body><header><a href=/>Forum</a></header>"
+        f"<div id=app></div><noscript><h1>The thread</h1>{posts}</noscript>"
+        "<noscript><iframe src=https://www.googletagmanager.com/ns.html /></noscript>"
+        "<footer>Powered by a forum</footer></body></html>"
+    )
+    texts = [b.text for b in parse_blocks(html, parser=parser)]
+    assert texts[:3] == [
+        "Forum",
+        "The thread",
+        "1. A reply in the thread, with enough words to be read.",
+    ]
+    assert texts[-1].startswith("5. A reply") and len(texts) == 7  # the swallowed footer too
+    blocks = parse_blocks(html, parser=parser)
+    assert blocks[1].tag_path == "html body noscript h1"
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_a_noscript_notice_on_an_ordinary_page_changes_nothing(parser):
+    article = "<p>" + "An ordinary article with its own text. " * 8 + "</p>"
+    notice = "<noscript><p>Please enable JavaScript to use this site.</p></noscript>"
+    pages = [
+        (f"<body>{notice}<h1>Title</h1>{article}{article}</body>", 3),
+        (f"<body><div id=root></div>{notice}</body>", 0),  # a notice is not a page
+        # inside only 3 times the text outside: the page stands as it is
+        (f"<body>{article}<noscript>{article * 3}</noscript></body>", 1),
+    ]
+    for html, count in pages:
+        blocks = parse_blocks(html, parser=parser)
+        assert len(blocks) == count and not any("JavaScript" in b.text for b in blocks)
+
+
+def test_a_deep_noscript_page_is_flattened_before_its_second_parse():
+    html = "<body><noscript>" + "<div>" * 100_000 + "deep <b>text</b> " * 30 + "</div>" * 100_000
+    started = time.monotonic()
+    blocks = parse_blocks(html + "</noscript></body>", deadline=time.monotonic() + 10)
+    assert [b.text for b in blocks] == [" ".join(["deep text"] * 30)]
+    assert time.monotonic() - started < 5
+
+
 def test_a_past_deadline_stops_both_parsers():
     for parser in ("lexbor", "html5lib"):
         html = "<p>text</p>" * 5000

@@ -276,6 +276,7 @@ cdef extern from "lexbor/tag/const.h":
     enum: LXB_TAG_DIALOG
     enum: LXB_TAG_HTML
     enum: LXB_TAG_BODY
+    enum: LXB_TAG_NOSCRIPT
 
 
 cdef class _Standard:
@@ -658,7 +659,7 @@ cdef class _Walk:
 
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
                 table_tags, form_tags, deadline, timeout_error, class_word_groups,
-                Py_ssize_t max_blocks=0, too_many_error=None):
+                Py_ssize_t max_blocks=0, too_many_error=None, list noscript=None):
     """The blocks of a parsed page, exactly as `parse._walk` cuts them.
 
     The text nodes' UTF-8 is decoded and white-space collapsed straight into the block's text
@@ -677,6 +678,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
             ``class_words`` and ``comment_marks`` 0 without reading an attribute.
         max_blocks: past this many blocks (0: no limit), ``too_many_error(max_blocks)`` (an
             exception; `parse.too_many_blocks`) is raised.
+        noscript: a list that receives the length (in characters) of the raw content of each
+            skipped ``noscript`` the walk passes, as `parse._walk` counts it; or None.
     """
     cdef _Walk walk = _Walk()
     cdef tuple path_sets = (
@@ -796,12 +799,29 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                 walk.n_open += 1
                 node = node.first_child
                 continue
+            if noscript is not None and tag_id == LXB_TAG_NOSCRIPT:
+                noscript.append(_text_chars(node.first_child))
         node = node.next
     if walk.has_text:
         walk.flush()
     if max_blocks and len(walk.columns[0]) > max_blocks:
         raise too_many_error(max_blocks)
     return _make_blocks(block, walk.columns)
+
+
+cdef Py_ssize_t _text_chars(lxb_dom_node_t *node):
+    """The characters of a text node's UTF-8 (0 for no node or another kind of node)."""
+    cdef lexbor_str_t *chars
+    cdef Py_ssize_t count = 0
+    cdef size_t i
+    if node == NULL or node.type != LXB_DOM_NODE_TYPE_TEXT:
+        return 0
+    chars = &(<lxb_dom_character_data_t *> node).data
+    if chars.data == NULL:
+        return 0
+    for i in range(chars.length):
+        count += (chars.data[i] & 0xC0) != 0x80
+    return count
 
 
 cdef str _HTML = "html"
