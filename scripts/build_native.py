@@ -2,8 +2,9 @@
 
 Cython modules for the hot loops: ``sentences`` splits blocks into sentences, ``signatures``
 hashes blocks for site templates, ``trees`` walks the labeller's trees, ``sequence`` runs the
-multilingual labeller's GRUs, ``text_features`` scans block texts for it, ``decoding`` reads
-pages of mixed UTF-8 and windows-1252 and ``record_batch`` writes the worker's Kafka record
+multilingual labeller's GRUs, ``text_features`` scans block texts for it, ``page_structure``
+reads the elements around blocks for it, ``decoding`` reads pages of mixed UTF-8 and
+windows-1252 and ``record_batch`` writes the worker's Kafka record
 batches.
 Two read the C structures of extensions the package already uses: ``lexbor_walk`` walks
 selectolax's lexbor tree, and ``kenlm_score`` normalises and scores through the C++ model a
@@ -98,6 +99,11 @@ def main() -> int:
         Extension(
             "stream_cleaner._native.text_features",
             [str(NATIVE / "text_features.pyx")],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "stream_cleaner._native.page_structure",
+            [str(NATIVE / "page_structure.pyx")],
             extra_compile_args=["-O2"],
         ),
         Extension(

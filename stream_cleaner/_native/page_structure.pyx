@@ -1,0 +1,251 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""`page_structure.structure_features` and `page_structure.score_context` in C.
+
+The elements (runs of blocks whose tag paths share their first tags) are kept on a stack as
+the blocks go by: one pass sums each element's characters, prose and link characters (or its
+scores), a second pass replays the same stack and writes each block's row. The arithmetic is
+the reference's, in the same order, so both give the same numbers (tests compare them).
+"""
+
+from libc.math cimport log1p
+
+import numpy as np
+
+
+cdef Py_ssize_t _count_elements(const long[::1] depths, const long[::1] common, Py_ssize_t n):
+    cdef Py_ssize_t i, total = 0, open_ = 0, keep
+    for i in range(n):
+        keep = common[i] if i else 0
+        if keep > depths[i]:
+            keep = depths[i]
+        if keep > open_:
+            keep = open_
+        total += depths[i] - keep
+        open_ = depths[i]
+    return total
+
+
+def structure_features(const long[::1] depths, const long[::1] common, const double[::1] chars,
+                       const double[::1] prose, const double[::1] link, double[:, ::1] out,
+                       double total_t, double total_p, double main_share, long small_blocks,
+                       long up_levels):
+    """The reference's ``_structure_features``: ``(out, inside)``; ``total_t`` and ``total_p``
+    are the page's characters and prose characters as the reference sums them."""
+    cdef Py_ssize_t n = depths.shape[0], n_el = _count_elements(depths, common, n)
+    cdef Py_ssize_t max_depth = 0, i, d, k, e, keep, open_, main = -1, first, end, base, depth
+    for i in range(n):
+        if depths[i] > max_depth:
+            max_depth = depths[i]
+    el_depth_a = np.zeros(n_el, dtype=np.int64)
+    el_start_a = np.zeros(n_el, dtype=np.int64)
+    el_end_a = np.full(n_el, n, dtype=np.int64)
+    el_sums_a = np.zeros((n_el, 3), dtype=np.float64)
+    el_count_a = np.zeros(n_el, dtype=np.int64)
+    stack_a = np.zeros(max_depth + 1, dtype=np.int64)
+    inside_a = np.zeros(n, dtype=np.uint8)
+    between_a = np.zeros(n, dtype=np.int64)
+    cdef long[::1] el_depth = el_depth_a, el_start = el_start_a, el_end = el_end_a
+    cdef long[::1] el_count = el_count_a, stack = stack_a, between = between_a
+    cdef double[:, ::1] el_sums = el_sums_a
+    cdef unsigned char[::1] inside = inside_a
+    cdef double t, p, lk, need, safe_t, ref, main_t, best, v
+    cdef long low, shared, main_depth
+    cdef Py_ssize_t next_id = 0
+    if n == 0:
+        return out, inside_a.view(bool)
+    # pass 1: the elements and their sums
+    open_ = 0
+    for i in range(n):
+        keep = common[i] if i else 0
+        if keep > depths[i]:
+            keep = depths[i]
+        if keep > open_:
+            keep = open_
+        for d in range(keep, open_):
+            el_end[stack[d]] = i
+        for d in range(keep, depths[i]):
+            stack[d] = next_id
+            el_depth[next_id] = d
+            el_start[next_id] = i
+            next_id += 1
+        open_ = depths[i]
+        t = chars[i]
+        p = t * prose[i]
+        lk = t * link[i]
+        for d in range(open_):
+            e = stack[d]
+            el_sums[e, 0] += t
+            el_sums[e, 1] += p
+            el_sums[e, 2] += lk
+            el_count[e] += 1
+    # the main element
+    k = 1 if total_p > 0 else 0
+    need = main_share * (total_p if k else total_t)
+    low = -1
+    for e in range(n_el):
+        if el_sums[e, k] >= need and el_depth[e] > low:
+            main = e
+            low = el_depth[e]
+    if main < 0:
+        return out, inside_a.view(bool)
+    main_depth = el_depth[main]
+    first, end = el_start[main], el_end[main]
+    for i in range(first, end):
+        inside[i] = depths[i] > main_depth
+    main_t = el_sums[main, 0]
+    safe_t = total_t if total_t > 1.0 else 1.0
+    ref = total_p if total_p > 0 else 0.0
+    for i in range(n):
+        between[i] = main_depth + 1
+    low = main_depth + 1
+    for i in range(first - 1, -1, -1):
+        if common[i + 1] < low:
+            low = common[i + 1]
+        between[i] = low
+    low = main_depth + 1
+    for i in range(end, n):
+        if common[i] < low:
+            low = common[i]
+        between[i] = low
+    # pass 2: replay the stack, one row per block
+    open_ = 0
+    next_id = 0
+    for i in range(n):
+        keep = common[i] if i else 0
+        if keep > depths[i]:
+            keep = depths[i]
+        if keep > open_:
+            keep = open_
+        for d in range(keep, depths[i]):
+            stack[d] = next_id
+            next_id += 1
+        open_ = depths[i]
+        depth = depths[i]
+        shared = between[i]
+        if depth < shared:
+            shared = depth
+        if main_depth + 1 < shared:
+            shared = main_depth + 1
+        out[i, 0] = 1.0 if inside[i] else 0.0
+        out[i, 1] = 0.0 if inside[i] else <double> (shared - (main_depth + 1))
+        out[i, 2] = main_t / safe_t
+        out[i, 3] = log1p(<double> el_count[main])
+        if depth == 0:
+            continue
+        for k in range(1, up_levels + 1):
+            d = depth - k
+            if d < 0:
+                d = 0
+            e = stack[d]
+            t = el_sums[e, 0]
+            base = 4 + (k - 1) * 5
+            out[i, base] = el_sums[e, 1] / ref if ref else 0.0
+            out[i, base + 1] = t / safe_t
+            out[i, base + 2] = el_sums[e, 2] / (t if t > 1.0 else 1.0)
+            out[i, base + 3] = log1p(<double> el_count[e])
+            out[i, base + 4] = el_sums[e, 1] / (t if t > 1.0 else 1.0)
+        if ref:
+            best = 0.0
+            for d in range(depth):
+                e = stack[d]
+                if el_count[e] <= small_blocks:
+                    v = el_sums[e, 1] / ref
+                    if v > best:
+                        best = v
+            out[i, 4 + up_levels * 5] = best
+    return out, inside_a.view(bool)
+
+
+def score_context(const long[::1] depths, const long[::1] common, const double[::1] scores,
+                  const double[::1] chars, const unsigned char[::1] main_in, double[:, ::1] out,
+                  tuple page, long up_levels, double outside_main):
+    """The reference's ``_score_context``; ``page`` holds the page-wide columns as the
+    reference computes them (highest, median and 90th percentile score, positive share, the
+    main element's mean score or ``None`` without one)."""
+    cdef Py_ssize_t n = depths.shape[0], n_el = _count_elements(depths, common, n)
+    cdef Py_ssize_t max_depth = 0, i, d, k, e, keep, open_, next_id = 0, j
+    cdef double top = page[0], median = page[1], q90_score = page[2], share = page[3], c
+    cdef bint has_main = page[4] is not None
+    cdef double main_mean = page[4] if has_main else 0.0
+    cdef int phase
+    if n == 0:
+        return out
+    for i in range(n):
+        if depths[i] > max_depth:
+            max_depth = depths[i]
+    sums_a = np.zeros((n_el, 2), dtype=np.float64)
+    stack_a = np.zeros(max_depth + 1, dtype=np.int64)
+    cdef double[:, ::1] sums = sums_a
+    cdef long[::1] stack = stack_a
+    for i in range(n):
+        out[i, 0] = scores[i]
+        out[i, 1] = top
+        out[i, 2] = scores[i] - top
+        out[i, 3] = median
+        out[i, 4] = q90_score
+        out[i, 5] = share
+    for phase in range(2):
+        open_ = 0
+        next_id = 0
+        for i in range(n):
+            keep = common[i] if i else 0
+            if keep > depths[i]:
+                keep = depths[i]
+            if keep > open_:
+                keep = open_
+            for d in range(keep, depths[i]):
+                stack[d] = next_id
+                next_id += 1
+            open_ = depths[i]
+            if phase == 0:
+                c = chars[i]
+                for d in range(open_):
+                    sums[stack[d], 0] += c
+                    sums[stack[d], 1] += c * scores[i]
+            elif open_:
+                for k in range(1, up_levels + 1):
+                    d = open_ - k
+                    if d < 0:
+                        d = 0
+                    e = stack[d]
+                    out[i, 5 + k] = sums[e, 1] / (sums[e, 0] if sums[e, 0] > 1e-9 else 1e-9)
+    for i in range(n):
+        j = i - 1 if i >= 1 else 0
+        k = i + 1 if i + 1 < n else n - 1
+        out[i, 6 + up_levels] = (scores[j] + scores[k]) / 2
+        j = i - 2 if i >= 2 else 0
+        k = i + 2 if i + 2 < n else n - 1
+        out[i, 7 + up_levels] = (scores[j] + scores[k]) / 2
+        if has_main:
+            out[i, 8 + up_levels] = main_mean if main_in[i] else outside_main
+    return out
+
+
+cdef long _shared_tags(str a, str b):
+    """How many leading tags two space-separated tag paths share."""
+    cdef Py_ssize_t i = 0, na = len(a), nb = len(b)
+    cdef long tags = 0
+    while i < na and i < nb and a[i] == b[i]:
+        if a[i] == u" ":
+            tags += 1
+        i += 1
+    if i > 0 and (i == na or a[i] == u" ") and (i == nb or b[i] == u" ") and a[i - 1] != u" ":
+        tags += 1
+    return tags
+
+
+def common_depths(list blocks):
+    """The reference's ``common_depths``: ``(depths, common)``."""
+    cdef Py_ssize_t n = len(blocks), i
+    depths_a = np.zeros(n, dtype=np.int64)
+    common_a = np.zeros(n, dtype=np.int64)
+    cdef long[::1] depths = depths_a, common = common_a
+    cdef str previous = u"", path
+    for i in range(n):
+        block = blocks[i]
+        path = block.tag_path
+        depths[i] = block.depth
+        if i:
+            common[i] = depths[i] if path is previous or path == previous else _shared_tags(previous, path)
+        previous = path
+    return depths_a, common_a
