@@ -32,6 +32,11 @@ import numpy as np
 
 from ._native import native_module
 from .document import Block
+from .page_structure import (
+    STRUCTURE_FEATURE_NAMES,
+    score_context,
+    structure_features,
+)
 from .parse import CLASS_GROUP_NAMES, CLASS_MAX_LEVELS
 from .sites import PageEvidence
 
@@ -696,10 +701,20 @@ class BlockLabeller:
         # `FEATURE_NAMES`) and site evidence (`SITE_FEATURE_NAMES` last)
         self.class_features = bool(spec.get("class_features", False))
         self.site_features = bool(spec.get("site_features", False))
+        # where each block stands in the page (`page_structure.STRUCTURE_FEATURE_NAMES`,
+        # after the class and id words)
+        self.structure_features = bool(spec.get("structure_features", False))
         if tuple(spec["features"]) != feature_names(
-            site_features=self.site_features, class_features=self.class_features
+            site_features=self.site_features,
+            class_features=self.class_features,
+            structure_features=self.structure_features,
         ):
             raise ValueError("the labeller was trained on other features; retrain it")
+        # a stacked labeller: a second ensemble reads the first one's features, then how the
+        # first one's scores spread over the page (`page_structure.SCORE_CONTEXT_NAMES`); the
+        # threshold applies to the second one's score
+        stage2 = spec.get("stage2")
+        self.stage2 = TreeEnsemble(stage2) if stage2 else None
         self.mode = spec.get("mode", "")
         self.threshold = float(spec["threshold"])
         self.trees = TreeEnsemble(spec)
@@ -724,16 +739,39 @@ class BlockLabeller:
             return cls(json.load(f))
 
     def scores(self, features: np.ndarray) -> np.ndarray:
-        """The raw score (log-odds of content) of each row of ``features``."""
+        """The raw score (log-odds of content) of each row of ``features`` (of a stacked
+        labeller: the first stage's)."""
         if features.shape[0] == 0:
             return np.zeros(0)
         return self.trees.raw_scores(features)
 
-    def predict(self, features: np.ndarray, tag_paths: Sequence[str] | None = None) -> np.ndarray:
+    def page_scores(
+        self, blocks: Sequence[Block], features: np.ndarray, main_in: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The score of each block of a page, and the rows the last stage read: for a stacked
+        labeller the second stage's over the first's and its `score_context` (``main_in``:
+        which blocks are in the page's main element, from `structure_features`)."""
+        scores = self.scores(features)
+        if self.stage2 is None or not len(scores):
+            return scores, features
+        chars = np.expm1(features[:, _INDEX["log_chars"]])
+        inside = main_in if main_in is not None else np.zeros(len(blocks), dtype=bool)
+        context = score_context(blocks, scores, chars, inside)
+        stacked = np.concatenate([features.T, context.T]).T
+        return self.stage2.raw_scores(stacked), stacked
+
+    def predict(
+        self,
+        features: np.ndarray,
+        tag_paths: Sequence[str] | None = None,
+        *,
+        scores: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Whether each row is content: score above the trained threshold and not inside one
         of the ``boilerplate_containers`` (read from the rows' ``path_TAG`` features, or from
-        their ``tag_paths`` for a tag without one)."""
-        content = self.scores(features) > self.threshold
+        their ``tag_paths`` for a tag without one). ``scores``: the rows' scores when the
+        caller has them (a stacked labeller's, from `page_scores`)."""
+        content = (self.scores(features) if scores is None else scores) > self.threshold
         if self._container_columns:
             content &= ~(features[:, self._container_columns] > 0).any(axis=1)
         elif self.reads_tag_paths and tag_paths is not None:
@@ -751,14 +789,41 @@ class BlockLabeller:
         return [classes[i] for i in best.tolist()]
 
 
-def feature_names(*, site_features: bool = False, class_features: bool = False) -> tuple[str, ...]:
+def feature_names(
+    *, site_features: bool = False, class_features: bool = False, structure_features: bool = False
+) -> tuple[str, ...]:
     """The columns a labeller reads: `FEATURE_NAMES`, then `CLASS_FEATURE_NAMES` if it reads
-    class and id words, then `SITE_FEATURE_NAMES` if it uses site evidence."""
+    class and id words, `STRUCTURE_FEATURE_NAMES` if it reads where blocks stand in the page,
+    then `SITE_FEATURE_NAMES` if it uses site evidence. A stacked labeller's second stage reads
+    these and `SCORE_CONTEXT_NAMES`."""
     return (
         FEATURE_NAMES
         + (CLASS_FEATURE_NAMES if class_features else ())
+        + (STRUCTURE_FEATURE_NAMES if structure_features else ())
         + (SITE_FEATURE_NAMES if site_features else ())
     )
+
+
+def page_features(
+    labeller: BlockLabeller,
+    blocks: Sequence[Block],
+    base: np.ndarray,
+    site_evidence: PageEvidence | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows ``labeller`` reads for a page, from its `block_features` ``base``; and which
+    blocks are in the page's main element when it reads `structure_features` (else ``None``)."""
+    extra = [class_features(blocks)] if labeller.class_features else []
+    main_in = None
+    if labeller.structure_features:
+        structure, main_in = structure_features(blocks, base, _INDEX)
+        extra.append(structure)
+    if labeller.site_features:
+        extra.append(site_features(site_evidence, len(blocks)))
+    if not extra:
+        return base, main_in
+    # column-major, as ``base`` is when built natively (the tree walk reads the transpose of
+    # the rows without a copy)
+    return np.concatenate([base.T, *(e.T for e in extra)]).T, main_in
 
 
 _labellers: dict[str, BlockLabeller] = {}
@@ -805,7 +870,7 @@ def label_blocks(
     mode: str,
     labeller_path: str | None = None,
     site_evidence: PageEvidence | None = None,
-) -> tuple[list[bool], list[str], BlockLabeller]:
+) -> tuple[list[bool], list[str], BlockLabeller, np.ndarray]:
     """Keep (content) or drop (boilerplate) each block of a page, and name the kind of the
     kept ones.
 
@@ -820,23 +885,20 @@ def label_blocks(
 
     Returns:
         Per block whether it is content; per block its kind, from the labeller's kind model
-        for kept blocks when it has one, else from markup (`block_kinds`); and the labeller.
+        for kept blocks when it has one, else from markup (`block_kinds`); the labeller; and
+        the rows it read (`block_features` first).
     """
     labeller = load_labeller(mode, labeller_path)
     log10_probs, n_tokens, n_oov = scores
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
-    extra = [class_features(blocks)] if labeller.class_features else []
-    if labeller.site_features:
-        extra.append(site_features(site_evidence, len(blocks)))
-    if extra:
-        # column-major, as ``features`` is when built natively (the tree walk reads the
-        # transpose of the rows without a copy)
-        features = np.concatenate([features.T, *(e.T for e in extra)]).T
+    features, main_in = page_features(labeller, blocks, features, site_evidence)
+    scores, features = labeller.page_scores(blocks, features, main_in)
     keep = labeller.predict(
-        features, [b.tag_path for b in blocks] if labeller.reads_tag_paths else None
-    )
+        features, [b.tag_path for b in blocks] if labeller.reads_tag_paths else None,
+        scores=scores,
+    )  # fmt: skip
     kinds = block_kinds(blocks)
     if labeller.kind_trees is not None and keep.any():
         kept = np.flatnonzero(keep)
@@ -845,4 +907,4 @@ def label_blocks(
         kept_features = features.T.take(kept, axis=1).T
         for i, kind in zip(kept.tolist(), labeller.kinds(kept_features) or (), strict=True):
             kinds[i] = kind
-    return keep.tolist(), kinds, labeller
+    return keep.tolist(), kinds, labeller, features

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import functools
 import hashlib
 import json
 import re
@@ -28,7 +29,14 @@ import numpy as np
 
 from .decode import decode_body
 from .document import Block
-from .evaluate import align_words, dragnet_split, gold_words, read_gold, unwrap_cleaneval
+from .evaluate import (
+    align_words,
+    dragnet_split,
+    gold_words,
+    read_checks,
+    read_gold,
+    unwrap_cleaneval,
+)
 from .labeller import (
     BOILERPLATE_CONTAINERS,
     FEATURE_NAMES,
@@ -42,10 +50,12 @@ from .labeller import (
     site_features,
 )
 from .lm import LanguageModel, load_model, normalize_many
+from .page_structure import SCORE_CONTEXT_NAMES, score_context, structure_features
 from .parse import parse_blocks
 from .segment import split_sentences
 from .sites import SiteSettings, SiteTemplates, find_page_url, site_of
 
+_COLUMNS = {name: i for i, name in enumerate(FEATURE_NAMES)}
 _GOLD_MARKER = re.compile(r"^\s*<([phl])>", re.IGNORECASE)
 
 # LightGBM parameters, chosen by page-grouped cross-validation on CleanEval dev and the Dragnet
@@ -72,8 +82,9 @@ TRAIN_PARAMS: dict[str, Any] = {
 MODE_PARAMS: dict[str, dict[str, Any]] = {
     "corpus": {"num_leaves": 7, "max_depth": 4, "learning_rate": 0.2},
     "article": {"num_leaves": 31, "max_depth": 7, "learning_rate": 0.15},
+    "auto": {"num_leaves": 31, "max_depth": 7, "learning_rate": 0.15},
 }
-NUM_TREES: dict[str, int] = {"corpus": 60, "article": 100}
+NUM_TREES: dict[str, int] = {"corpus": 60, "article": 100, "auto": 100}
 # Per mode, the HTML5 containers whose blocks are boilerplate whatever the trees say (the
 # model file's ``boilerplate_containers``). CleanEval's 2007 pages predate ``nav``, ``footer``
 # and ``aside``, so the corpus trees cannot learn them; in the training splits that have them
@@ -114,6 +125,9 @@ class TrainingPage:
     words: np.ndarray = field(default_factory=lambda: np.zeros(0))
     gold_kinds: list[str | None] = field(default_factory=list)
     site: str = ""  # the site the page declares (`sites.find_page_url`), "" when none
+    url: str = ""  # where the page was fetched from, when its set says (else the one it declares)
+    source: str = ""  # the page set it came from
+    main_in: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def labels(self) -> np.ndarray:
@@ -174,9 +188,16 @@ def _page_order(path: Path) -> tuple[int, int, str]:
 
 
 def prepare_page(
-    name: str, body: bytes, gold: str, *, model: LanguageModel, parser: str = "lexbor"
+    name: str,
+    body: bytes,
+    gold: str,
+    *,
+    model: LanguageModel,
+    parser: str = "lexbor",
+    url: str = "",
 ) -> TrainingPage:
-    """Cut, split and score a page as `clean_document` does; compute features and labels."""
+    """Cut, split and score a page as `clean_document` does; compute features and labels.
+    ``url``: where the page was fetched from, when known."""
     text = decode_body(body).text
     blocks = parse_blocks(text, parser=parser)
     sentences: list[str] = []
@@ -206,8 +227,17 @@ def prepare_page(
         n_oov=page.n_oov,
     )
     page.aligned_share, page.words, page.gold_kinds = _align_blocks(blocks, gold)
-    page.site = site_of(find_page_url(text))
+    declared = find_page_url(text)
+    page.site = site_of(declared)
+    page.url = url or declared
     return page
+
+
+def page_group(page: TrainingPage) -> str:
+    """What a page's folds keep together: its site's registered domain, so that no site is
+    on both sides of a fold (a site's pages share their template); the page alone when its
+    URL is unknown."""
+    return site_of(page.url, key="domain") or f"page:{page.source}/{page.name}"
 
 
 def add_class_features(pages: Sequence[TrainingPage]) -> None:
@@ -215,6 +245,24 @@ def add_class_features(pages: Sequence[TrainingPage]) -> None:
     features; before `add_site_features`, whose columns come last."""
     for page in pages:
         page.features = np.hstack((page.features, class_features(page.blocks)))
+
+
+def add_structure_features(pages: Sequence[TrainingPage]) -> None:
+    """Append `page_structure.STRUCTURE_FEATURE_NAMES` to every page's features (after the
+    class features, before the site features) and keep which blocks are in its main
+    element."""
+    for page in pages:
+        structure, page.main_in = structure_features(page.blocks, page.features, _COLUMNS)
+        page.features = np.hstack((page.features, structure))
+
+
+def add_score_context(pages: Sequence[TrainingPage], scores: Sequence[np.ndarray]) -> None:
+    """Append `page_structure.SCORE_CONTEXT_NAMES` of first-stage ``scores`` (out of fold) to
+    every page's features: the rows a stacked labeller's second stage learns from."""
+    for page, page_scores in zip(pages, scores, strict=True):
+        chars = np.expm1(page.features[:, _COLUMNS["log_chars"]])
+        context = score_context(page.blocks, page_scores, chars, page.main_in)
+        page.features = np.hstack((page.features, context))
 
 
 def add_site_features(pages: Sequence[TrainingPage]) -> None:
@@ -286,11 +334,18 @@ def load_training_pages(
 ) -> list[TrainingPage]:
     """Every page of a page set directory, prepared for training."""
     model = model or load_model()
+    checks_file = Path(directory) / "checks.json"
+    urls = {n: c.url for n, c in read_checks(checks_file).items()} if checks_file.exists() else {}
     pages = []
     for html, gold in page_files(directory, split=split):
-        _, body = unwrap_cleaneval(html.read_bytes())
+        wrapper_url, body = unwrap_cleaneval(html.read_bytes())
         gold_text = read_gold(gold) or ""
-        pages.append(prepare_page(html.stem, body, gold_text, model=model, parser=parser))
+        page = prepare_page(
+            html.stem, body, gold_text, model=model, parser=parser,
+            url=urls.get(html.stem) or wrapper_url,
+        )  # fmt: skip
+        page.source = f"{directory}:{split}" if split else str(directory)
+        pages.append(page)
         if progress:
             progress(len(pages))
     return pages
@@ -366,7 +421,7 @@ def fit_trees(
     import lightgbm
 
     x, y, w = stack(pages)
-    names = feature_names(**feature_groups(x.shape[1]))
+    names = column_names(x.shape[1])
     data = lightgbm.Dataset(x, y, weight=w, feature_name=list(names), free_raw_data=True)
     return lightgbm.train({**TRAIN_PARAMS, **(params or {})}, data, num_boost_round=num_trees)
 
@@ -429,9 +484,11 @@ def macro_f1(
     return float(np.mean(f1s)) if f1s else 0.0
 
 
-def page_folds(pages: Sequence[Any], folds: int) -> list[int]:
-    """Each page's fold, from a hash of its name: the same split in every run and script."""
-    return [int(hashlib.sha256(p.name.encode()).hexdigest()[:8], 16) % folds for p in pages]
+def page_folds(pages: Sequence[Any], folds: int, *, by_site: bool = False) -> list[int]:
+    """Each page's fold, from a hash of its name, or with ``by_site`` of its site
+    (`page_group`): the same split in every run and script."""
+    keys = [page_group(p) if by_site else p.name for p in pages]
+    return [int(hashlib.sha256(k.encode()).hexdigest()[:8], 16) % folds for k in keys]
 
 
 def cross_validate(
@@ -441,20 +498,21 @@ def cross_validate(
     num_trees: int = 150,
     params: dict | None = None,
     extra: Sequence[TrainingPage] = (),
+    by_site: bool = False,
 ) -> list[np.ndarray]:
-    """Out-of-fold raw scores for every page (pages split into ``folds`` groups by name
-    hash); ``extra`` pages are added to every fold's training set."""
-    from .labeller import BlockLabeller
+    """Out-of-fold raw scores for every page (pages split into ``folds`` groups by a hash of
+    their name, or of their site with ``by_site``); ``extra`` pages are added to every
+    fold's training set."""
+    from .labeller import TreeEnsemble
 
-    fold_of = page_folds(pages, folds)
+    fold_of = page_folds(pages, folds, by_site=by_site)
     out: list[np.ndarray] = [np.zeros(0)] * len(pages)
     for k in range(folds):
         train = [p for p, f in zip(pages, fold_of, strict=True) if f != k] + list(extra)
-        booster = fit_trees(train, num_trees=num_trees, params=params)
-        labeller = BlockLabeller(_spec(booster, threshold=0.0, mode="cv"))
+        trees = TreeEnsemble(export_trees(fit_trees(train, num_trees=num_trees, params=params)))
         for i, p in enumerate(pages):
             if fold_of[i] == k:
-                out[i] = labeller.scores(p.features)
+                out[i] = trees.raw_scores(p.features) if len(p.features) else np.zeros(0)
     return out
 
 
@@ -464,19 +522,30 @@ def choose_threshold(
     *,
     max_sentence_perplexity: float | None = None,
     boilerplate_containers: Sequence[str] = (),
+    per_source: bool = False,
 ) -> tuple[float, float]:
     """The score threshold with the best macro F1 on (out-of-fold) scores, and that F1; blocks
-    inside ``boilerplate_containers`` are dropped whatever their score."""
+    inside ``boilerplate_containers`` are dropped whatever their score. With ``per_source``
+    the F1 is the mean of each page set's macro F1, so that every set counts once whatever
+    its size."""
     allowed = [
         ~container_mask([b.tag_path for b in p.blocks], boilerplate_containers) for p in pages
     ]
+    sources = [p.source if per_source else "" for p in pages]
     best = (0.0, -1.0)
     for threshold in np.arange(-2.0, 2.01, 0.25):
-        f1 = macro_f1(
-            pages,
-            [(s > threshold) & a for s, a in zip(scores, allowed, strict=True)],
-            max_sentence_perplexity=max_sentence_perplexity,
-        )
+        keeps = [(s > threshold) & a for s, a in zip(scores, allowed, strict=True)]
+        f1s = []
+        for source in dict.fromkeys(sources):
+            chosen = [i for i, s in enumerate(sources) if s == source]
+            f1s.append(
+                macro_f1(
+                    [pages[i] for i in chosen],
+                    [keeps[i] for i in chosen],
+                    max_sentence_perplexity=max_sentence_perplexity,
+                )
+            )
+        f1 = float(np.mean(f1s))
         if f1 > best[1] + 1e-9:
             best = (float(threshold), f1)
     return best
@@ -509,13 +578,29 @@ def fit_kinds(pages: Sequence[TrainingPage], *, num_trees: int = KIND_TREES) -> 
 
 def feature_groups(width: int) -> dict[str, bool]:
     """Which optional feature groups (`feature_names`'s flags) a feature matrix of ``width``
-    columns has."""
+    columns has (a stacked labeller's second stage: without its `SCORE_CONTEXT_NAMES`)."""
     for classes in (False, True):
-        for sites in (False, True):
-            flags = {"class_features": classes, "site_features": sites}
-            if len(feature_names(**flags)) == width:
-                return flags
+        for structure in (False, True):
+            for sites in (False, True):
+                flags = {
+                    "class_features": classes,
+                    "structure_features": structure,
+                    "site_features": sites,
+                }
+                if len(feature_names(**flags)) == width:
+                    return flags
     raise ValueError(f"no labeller reads {width} features")
+
+
+def column_names(width: int) -> tuple[str, ...]:
+    """The names of a feature matrix's ``width`` columns: a labeller's (`feature_groups`), or
+    a stacked labeller's second stage's (those and `SCORE_CONTEXT_NAMES`)."""
+    try:
+        return feature_names(**feature_groups(width))
+    except ValueError:
+        return feature_names(**feature_groups(width - len(SCORE_CONTEXT_NAMES))) + (
+            SCORE_CONTEXT_NAMES
+        )
 
 
 def _spec(booster: Any, *, threshold: float, mode: str, **meta: Any) -> dict[str, Any]:
@@ -544,6 +629,9 @@ def train_labeller(
     pages_dir: str | Path | None = None,
     site_features: bool = False,
     class_features: bool = False,
+    structure_features: bool = False,
+    stacked: bool = False,
+    folds_by_site: bool = False,
     boilerplate_containers: Sequence[str] | None = None,
     unscored_log_ppl: float | None = None,
 ) -> dict[str, Any]:
@@ -568,6 +656,13 @@ def train_labeller(
             pipeline has site statistics.
         class_features: also learn from the words of the class and id attributes on each
             block's tag path (`add_class_features`).
+        structure_features: also learn from where each block stands in the page: the
+            elements around it and the page's main element (`add_structure_features`).
+        stacked: fit a second ensemble on the first one's out-of-fold scores spread over
+            each page (`add_score_context`); the threshold is then the second one's.
+        folds_by_site: keep each site's pages in one fold (`page_group`), so that the
+            threshold is chosen on sites the trees have not seen, and choose it on the mean
+            of each page set's F1 (`choose_threshold`'s ``per_source``).
         boilerplate_containers: tags whose blocks the labeller calls boilerplate whatever
             its trees say (default: `BOILERPLATE_CONTAINERS_BY_MODE` of the mode).
         unscored_log_ppl: the log10 perplexity the labeller's features get for sentences no
@@ -596,19 +691,37 @@ def train_labeller(
             pages += load_training_pages(directory, split=split, model=model, progress=report)
     if class_features:
         add_class_features(pages)
+    if structure_features:
+        add_structure_features(pages)
     if site_features:
         add_site_features(pages)
-    threshold, cv_f1 = 0.0, None
+    if stacked and not (folds > 1 and len(pages) >= folds):
+        raise ValueError("a stacked labeller needs out-of-fold scores: folds > 1")
+    threshold, cv_f1, stage2 = 0.0, None, None
     if folds > 1 and len(pages) >= folds:
-        scores = cross_validate(pages, folds=folds, num_trees=num_trees, params=params)
+        validate = functools.partial(
+            cross_validate, folds=folds, num_trees=num_trees, params=params, by_site=folds_by_site
+        )
+        scores = validate(pages)
+        if stacked:
+            first = [p.features for p in pages]
+            add_score_context(pages, scores)
+            scores = validate(pages)
+            stage2 = fit_trees(pages, num_trees=num_trees, params=params)
+            for page, features in zip(pages, first, strict=True):
+                page.features = features
         threshold, cv_f1 = choose_threshold(
             pages,
             scores,
             max_sentence_perplexity=max_sentence_perplexity,
             boilerplate_containers=containers,
+            per_source=folds_by_site,
         )
     booster = fit_trees(pages, num_trees=num_trees, params=params)
-    kind_booster = fit_kinds(pages)
+    # the kinds come from the gold's markers: a page set without any (plain gold) would teach
+    # that every block is a paragraph, so then the kinds come from the markup
+    marked = {p.source for p in pages if any(k != BlockKind.PARAGRAPH for k in p.gold_kinds if k)}
+    kind_booster = fit_kinds(pages) if marked == {p.source for p in pages} else None
     meta = {
         "mode": mode,
         "trained_on": [{"directory": str(d), "split": s} for d, s in sources]
@@ -626,6 +739,13 @@ def train_labeller(
         "unscored_log_ppl": unscored_log_ppl,
         "kind_model": kind_booster is not None,
         "class_features": class_features,
+        "structure_features": structure_features,
+        "stacked": stacked,
+        "folds_by_site": folds_by_site,
+        "sources": {
+            source: sum(1 for p in pages if p.source == source)
+            for source in dict.fromkeys(p.source for p in pages)
+        },
         "site_features": site_features,
         "site_pages": sum(1 for p in pages if p.site) if site_features else None,
         "language_model": model.id,
@@ -638,6 +758,8 @@ def train_labeller(
         max_sentence_perplexity=max_sentence_perplexity,
         unscored_log_ppl=unscored_log_ppl,
     )
+    if stage2 is not None:
+        spec["stage2"] = export_trees(stage2)
     if containers:
         spec["boilerplate_containers"] = list(containers)
     if kind_booster is not None:
