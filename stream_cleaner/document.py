@@ -148,6 +148,9 @@ class CleanedDocument:
             and the identifier's confidence.
         title: the text of the page's ``<title>`` (`parse.page_title`); ``""`` when it has
             none, and for plain text.
+        guard: why the content-loss guard changed the labeller's decision
+            (`guard.GuardReason`: ``content_loss``, the page's longest run of prose was
+            dropped and is kept), or ``None`` when it did not.
     """
 
     id: str
@@ -166,6 +169,7 @@ class CleanedDocument:
     block_kinds: tuple[str, ...] = ()
     language: Language = UNDETERMINED
     title: str = ""
+    guard: str | None = None
 
     @property
     def n_kept(self) -> int:
@@ -191,6 +195,7 @@ class CleanedDocument:
             "error_detail": self.error_detail,
             "language": self.language.code,
             "language_confidence": self.language.confidence,
+            "guard": self.guard,
         }
         if sentences:
             out["sentences"] = [s.to_dict() for s in self.sentences]

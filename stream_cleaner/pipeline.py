@@ -40,6 +40,7 @@ from .decode import (
     is_page_type,
 )
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
+from .guard import guard_content
 from .labeller import (
     block_kinds,
     label_blocks,
@@ -289,6 +290,7 @@ class _Run:
         self.labeller_path = settings.labeller_path  # the labeller that decides this page
         self.block_kinds: tuple[str, ...] = ()
         self.title = ""
+        self.guard: str | None = None  # why the content-loss guard changed the decision
         # (total log10 p, tokens, kept log10 p, kept tokens, drops by reason), once decided
         self.totals: tuple[float, int, float, int, dict[str, int]] | None = None
 
@@ -404,13 +406,15 @@ class _Run:
                 for i in unscored:
                     log10_probs[i], _, n_oovs[i] = unscored_score(n_tokens[i], log_ppl)
                 features_scores = (log10_probs, n_tokens, n_oovs)
-            content, kinds, labeller = label_blocks(
+            content, kinds, labeller, rows = label_blocks(
                 blocks, texts, block_of, features_scores, mode=settings.mode,
                 labeller_path=self.labeller_path, site_evidence=self.site_evidence,
             )  # fmt: skip
             max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
             if self._multilingual_applies():
                 content = self._multilingual_content(blocks, content)
+            if settings.content_guard:
+                content, self.guard = guard_content(content, blocks, rows)
             self.block_kinds = tuple(kinds)
             t = self._lap("label", t)
             self._check_deadline("while labelling", texts, block_of, languages)
@@ -520,6 +524,7 @@ class _Run:
             block_kinds=self.block_kinds,
             language=self.language,
             title=self.title,
+            guard=self.guard,
         )
 
 

@@ -25,6 +25,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+from ..guard import GuardReason
 from ..language import METRIC_LANGUAGES, UNKNOWN, metric_label
 
 if TYPE_CHECKING:
@@ -206,6 +207,14 @@ class WorkerMetrics:
             ["language"],
             registry=r,
         )
+        self.documents_guarded = Counter(
+            PREFIX + "documents_guarded",
+            "Cleaned documents whose labeller decision the content-loss guard changed, by why "
+            "(content_loss: the page's longest run of running text had been dropped and is "
+            "kept).",
+            ["guard"],
+            registry=r,
+        )
         self.sentence_perplexity = BulkHistogram(
             PREFIX + "sentence_perplexity",
             "Perplexity of scored sentences (those with at least one token).",
@@ -301,6 +310,8 @@ class WorkerMetrics:
             self.stage_seconds.labels(stage)
         # the labelled children observe_outcome updates for every document, looked up once
         # (``labels()`` takes a lock and builds a tuple each call)
+        for guard in GuardReason.ALL:  # every series exported from the start, at 0
+            self.documents_guarded.labels(guard)
         self._language_children = {
             language: self.documents_by_language.labels(language)
             for language in (*sorted(METRIC_LANGUAGES), UNKNOWN, "other")
@@ -324,6 +335,7 @@ class WorkerMetrics:
         """
         rekeyed = cleaned = out_bytes = kept = 0
         dead: dict[str, int] = {}
+        guarded: dict[str, int] = {}
         languages: dict[str, int] = {}
         dropped: dict[str, int] = {}
         stages: list[tuple[str, float]] = []
@@ -354,6 +366,8 @@ class WorkerMetrics:
                 continue
             language = metric_label(doc.language)
             languages[language] = languages.get(language, 0) + 1
+            if doc.guard is not None:
+                guarded[doc.guard] = guarded.get(doc.guard, 0) + 1
             # one update per reason, not per sentence: pages have hundreds
             for reason, count in doc.dropped.items():
                 dropped[reason] = dropped.get(reason, 0) + count
@@ -371,6 +385,8 @@ class WorkerMetrics:
         self.document_seconds.observe_each(totals)
         for language, n in languages.items():
             self._language_children[language].inc(n)
+        for guard, n in guarded.items():
+            self.documents_guarded.labels(guard).inc(n)
         for reason, n in dropped.items():
             (self._dropped_children.get(reason) or self.sentences_dropped.labels(reason)).inc(n)
         self.sentences_kept.inc(kept)

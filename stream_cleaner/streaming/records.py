@@ -692,6 +692,7 @@ def document_record(doc: CleanedDocument, *, model_id: str | None = None) -> Key
         "model_id": model_id or doc.model_id,
         "language": doc.language.code,
         "language_confidence": doc.language.confidence,
+        "guard": doc.guard,
     }
     return _key(doc.id), orjson.dumps(value, option=_DUMPS_OPTIONS)
 
@@ -878,10 +879,13 @@ class DocumentStats(NamedTuple):
     seconds: Mapping[str, float]
     dropped: Mapping[str, int]
     n_sentences: int
+    guard: str | None = None
 
     @classmethod
     def of(cls, doc: CleanedDocument) -> DocumentStats:
-        return cls(doc.error, doc.language.code, doc.seconds, doc.dropped, len(doc.sentences))
+        return cls(
+            doc.error, doc.language.code, doc.seconds, doc.dropped, len(doc.sentences), doc.guard
+        )
 
 
 @dataclass(frozen=True, slots=True)
