@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .evaluate import LAYOUTS, SPLITS
 from .settings import (
+    LABELLER_MODES,
+    MODE_DEFAULT,
     MODES,
     MULTILINGUAL_LABELLERS,
     PARSERS,
@@ -174,7 +176,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="page set directories; DIR:train keeps only the train side of the fixed hash "
         "split (as for Dragnet)",
     )
-    p.add_argument("--mode", choices=("corpus", "article"), required=True)
+    p.add_argument("--mode", choices=LABELLER_MODES, required=True)
     p.add_argument(
         "--pages-dir",
         help="where the pages of annotation folders are (their 'source' is relative to it; "
@@ -224,6 +226,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="also learn from the words of the class and id attributes on each block's tag "
         "path (comment, related, share, nav, sidebar, ad...)",
+    )
+    p.add_argument(
+        "--structure-features",
+        action="store_true",
+        help="also learn from where each block stands in the page: the elements around it "
+        "and the page's main element (the one holding most of its running text)",
+    )
+    p.add_argument(
+        "--stacked",
+        action="store_true",
+        help="fit a second ensemble on how the first one's out-of-fold scores spread over "
+        "each page (its elements, its neighbours, its best blocks)",
+    )
+    p.add_argument(
+        "--folds-by-site",
+        action="store_true",
+        help="keep each site's pages in one fold, and choose the threshold on the mean of "
+        "each page set's F1 (for training on several page sets)",
     )
     _add_model_option(p)
 
@@ -411,7 +431,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         dest="max_sentence_perplexity",
         help="the worker's sentence perplexity limit",
     )
-    p.add_argument("--mode", choices=MODES, help="the worker's mode (default corpus)")
+    p.add_argument("--mode", choices=MODES, help=f"the worker's mode (default {MODE_DEFAULT})")
 
     p = commands.add_parser(
         "worker",
@@ -558,14 +578,23 @@ def _add_cleaner_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mode",
         choices=MODES,
-        help="what counts as content: perplexity (the paper's sentence filter alone), corpus "
-        "(all good running text) or article (main content only) (default "
-        f"{CleanerSettings().mode})",
+        help="what counts as content: auto (the labeller trained on every kind of page: "
+        "articles, forums, documentation, products, listings), perplexity (the paper's "
+        "sentence filter alone), corpus (all good running text) or article (main content "
+        f"only) (default {CleanerSettings().mode})",
+    )
+    p.add_argument(
+        "--no-content-guard",
+        dest="content_guard",
+        action="store_const",
+        const=False,
+        help="in the labeller's modes, do not keep a page's longest run of running text when "
+        "the labeller drops most of it (the content-loss guard; on by default)",
     )
     p.add_argument(
         "--sentence-filter",
         choices=SENTENCE_FILTERS,
-        help="in corpus/article mode, also drop sentences of kept blocks above the perplexity "
+        help="in the labeller's modes, also drop sentences of kept blocks above the perplexity "
         "limit: auto (as the labeller was trained; default), on, off",
     )
     p.add_argument("--labeller", dest="labeller_path", help="a train-labeller model file")
@@ -645,6 +674,7 @@ def _settings_from(base: CleanerSettings, args: argparse.Namespace) -> CleanerSe
         labeller_path=args.labeller_path,
         multilingual_labeller=args.multilingual_labeller,
         multilingual_labeller_path=args.multilingual_labeller_path,
+        content_guard=getattr(args, "content_guard", None),
     )
 
 
@@ -928,6 +958,9 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         pages_dir=args.pages_dir,
         site_features=args.site_features,
         class_features=args.class_features,
+        structure_features=args.structure_features,
+        stacked=args.stacked,
+        folds_by_site=args.folds_by_site,
         boilerplate_containers=None
         if args.boilerplate_containers is None
         else [t.strip().lower() for t in args.boilerplate_containers.split(",") if t.strip()],

@@ -11,11 +11,16 @@ from typing import Any
 PARSERS = ("lexbor", "html5lib")
 # What counts as content. perplexity: the paper's sentence filter alone; corpus: the block
 # labeller trained on CleanEval (all well-formed running text, boilerplate and malformed text
-# removed); article: the block labeller trained on article pages (main content only).
-MODES = ("perplexity", "corpus", "article")
-# The corpus labeller beats the perplexity filter on CleanEval dev (cross-validated word
-# alignment F1, bench/labeller_cv.py), so it is the default.
-MODE_DEFAULT = "corpus"
+# removed); article: the block labeller trained on article pages (main content only); auto:
+# the block labeller trained on every kind of page the project holds (CleanEval, Dragnet,
+# GoogleTrends, the 2026 pages: articles, forums, documentation, products, listings), which
+# reads where each block stands in the page and judges it with the blocks around it.
+MODES = ("perplexity", "corpus", "article", "auto")
+# The modes a block labeller decides (`labeller.labeller_path`: models/labeller-MODE.json).
+LABELLER_MODES = ("corpus", "article", "auto")
+# auto is the default: a user should not need to know which mode suits a page
+# (bench/auto_training.py chose it; docs/labeller.md has the figures).
+MODE_DEFAULT = "auto"
 # Sentence filter inside the blocks the labeller keeps: auto = as the labeller was trained
 # (its file records the limit chosen on its training data, or none), on = max_sentence_perplexity,
 # off = none.
@@ -51,7 +56,7 @@ class CleanerSettings:
         max_document_bytes: larger bodies are not parsed and end with the error ``too_large``.
         max_blocks: a page with more text blocks ends with ``too_large`` too, as it parses.
         time_budget_seconds: per-document wall-clock budget; ``0`` disables it.
-        mode: ``perplexity``, ``corpus`` or ``article`` (see `MODES`).
+        mode: ``perplexity``, ``corpus``, ``article`` or ``auto`` (see `MODES`).
         sentence_filter: in the labeller's modes, whether sentences of kept blocks still go
             through the perplexity filter: ``auto`` (as the labeller was trained), ``on`` (with
             ``max_sentence_perplexity``) or ``off``.
@@ -67,6 +72,8 @@ class CleanerSettings:
             see `MULTILINGUAL_LABELLERS`.
         multilingual_labeller_path: a multilingual labeller file (bench/multilingual.py
             ``--save``) instead of the bundled one.
+        content_guard: in the labeller's modes, keep a page's longest run of running text
+            when the labeller drops most of it (`guard`; the document's ``guard`` says so).
         models: language models by language, ``"de=/m/de.klm,fr=/m/fr.klm"`` (ISO 639-1
             codes, as `language.identifier` names them). Each block is scored by the model of
             its language; blocks of a language without one get no perplexity (see
@@ -86,6 +93,7 @@ class CleanerSettings:
     models: str = ""
     multilingual_labeller: str = "auto"
     multilingual_labeller_path: str | None = None
+    content_guard: bool = True
 
     def __post_init__(self) -> None:
         english = self.model_paths().get("en")  # raises for a malformed models string

@@ -240,16 +240,16 @@ def test_many_rows_are_scored_in_bounded_chunks_with_the_same_result(default_mod
 
 
 def test_mode_setting_from_the_environment():
-    assert MODES == ("perplexity", "corpus", "article")
+    assert MODES == ("perplexity", "corpus", "article", "auto")
     assert CleanerSettings.from_env({"STREAM_CLEANER_MODE": "article"}).mode == "article"
-    assert CleanerSettings().mode == "corpus"
+    assert CleanerSettings().mode == "auto"
     with pytest.raises(ValueError, match="mode"):
         CleanerSettings(mode="everything")
     with pytest.raises(ValueError, match="sentence_filter"):
         CleanerSettings(sentence_filter="maybe")
 
 
-@pytest.mark.parametrize("mode", ["corpus", "article"])
+@pytest.mark.parametrize("mode", ["corpus", "article", "auto"])
 def test_modes_drop_navigation_and_footer_but_keep_the_article(default_model, mode):
     doc = clean_document(PAGE, settings=CleanerSettings(mode=mode), model=default_model)
     assert ARTICLE in doc.text and ARTICLE_2 in doc.text

@@ -152,6 +152,7 @@ STREAM_CLEANER_WORKER_WARMUP_SECONDS: {{ .Values.siteTemplates.warmupSeconds | t
 STREAM_CLEANER_WORKER_WARMUP_MAX_PAGES: {{ .Values.siteTemplates.warmupMaxPages | int64 | toString | quote }}
 STREAM_CLEANER_MODE: {{ .Values.cleaner.mode | quote }}
 STREAM_CLEANER_SENTENCE_FILTER: {{ .Values.cleaner.sentenceFilter | quote }}
+STREAM_CLEANER_CONTENT_GUARD: {{ .Values.cleaner.contentGuard | toString | quote }}
 STREAM_CLEANER_MULTILINGUAL_LABELLER: {{ .Values.cleaner.multilingualLabeller | quote }}
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
 STREAM_CLEANER_PARSER: {{ .Values.cleaner.parser | quote }}
