@@ -46,6 +46,7 @@ import platform
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -141,15 +142,51 @@ def variant_system(name: str, options: Sequence[str]) -> throughput.System:
     return throughput.build_stream_cleaner(name, CleanerSettings.from_env(environ))
 
 
+def out_of_fold_system(name: str, directory: Path) -> throughput.System:
+    """stream-cleaner in `auto` mode where each page that a fold labeller was trained without
+    is cleaned by that labeller (``bench/auto_training.py folds`` writes ``DIR/fold-K.json``
+    and ``DIR/folds.json``, page name -> fold): the figures of pages the shipped labeller
+    learnt from, out of fold. Other pages get the shipped labeller."""
+    from stream_cleaner import clean_document
+    from stream_cleaner.settings import CleanerSettings
+
+    folds = json.loads((directory / "folds.json").read_text())["pages"]
+    base = CleanerSettings.from_env().with_options(mode="auto")
+    by_fold = {
+        k: base.with_options(labeller_path=str(directory / f"fold-{k}.json"))
+        for k in set(folds.values())
+    }
+    system = throughput.build_stream_cleaner(name, base)
+
+    def run(raws: list[Any]) -> throughput.PassResult:
+        texts, reasons, empty = [], Counter(), 0
+        for raw in raws:
+            doc = clean_document(raw, settings=by_fold.get(folds.get(raw.id), base))
+            if doc.error is not None:
+                reasons[doc.error] += 1
+            empty += not doc.text
+            texts.append(doc.text)
+        return throughput.PassResult(reasons.total(), empty, dict(reasons), tuple(texts), {})
+
+    return dataclasses.replace(system, run=run)
+
+
 def all_systems() -> tuple[str, ...]:
     """Every system name this script knows: stream-cleaner's modes, then the peers."""
     return (*(f"stream-cleaner-{m}" for m in stream_cleaner_modes()), *peers.PEERS)
 
 
-def build_system(name: str, variants: dict[str, list[str]] | None = None) -> throughput.System:
-    """Build one system by its name in :func:`all_systems` or in ``variants`` (its options)."""
+def build_system(
+    name: str,
+    variants: dict[str, list[str]] | None = None,
+    out_of_fold: dict[str, Path] | None = None,
+) -> throughput.System:
+    """Build one system by its name in :func:`all_systems`, in ``variants`` (its options) or
+    in ``out_of_fold`` (its fold labellers' folder)."""
     if variants and name in variants:
         return variant_system(name, variants[name])
+    if out_of_fold and name in out_of_fold:
+        return out_of_fold_system(name, out_of_fold[name])
     if name.startswith(f"{OURS}-"):
         return stream_cleaner_system(name.removeprefix(f"{OURS}-"))
     return throughput.build_peer(name)
@@ -449,6 +486,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "these CleanerSettings fields over the STREAM_CLEANER_* variables (e.g. --variant exp "
         "mode=article labeller_path=/tmp/labeller.json); it always runs; repeatable",
     )
+    parser.add_argument(
+        "--out-of-fold",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="add a stream-cleaner system named stream-cleaner-NAME in auto mode that cleans "
+        "each page a fold labeller of DIR was trained without with that labeller "
+        "(bench/auto_training.py folds); it always runs; repeatable",
+    )
     parser.add_argument("--out", type=Path, default=OUT_DEFAULT, help="where the JSON and PNG go")
     parser.add_argument("--cpu", type=int, default=CPU_DEFAULT, help="the CPU to pin to (1)")
     parser.add_argument(
@@ -488,11 +534,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if bad := [o for o in options if "=" not in o or o.partition("=")[0] not in fields]:
             parser.error(f"--variant {name!r}: {bad} are not FIELD=VALUE of CleanerSettings")
         args.variants[full] = options
+    args.out_of_fold = {}
+    for entry in args.out_of_fold:
+        name, sep, path = entry.partition("=")
+        full = name if name.startswith(f"{OURS}-") else f"{OURS}-{name}"
+        if not sep or not (Path(path) / "folds.json").is_file():
+            parser.error(f"--out-of-fold takes NAME=DIR with DIR/folds.json, not {entry!r}")
+        if full in systems or full in args.variants:
+            parser.error(f"--out-of-fold {name!r}: that system name is taken")
+        args.out_of_fold[full] = Path(path)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     args.systems += [name for name in args.variants if name not in args.systems]
+    args.systems += [name for name in args.out_of_fold if name not in args.systems]
     args.datasets = [s.strip() for s in (args.datasets or ",".join(datasets)).split(",")]
     args.datasets = [s for s in args.datasets if s]
-    if unknown := sorted(set(args.systems) - set(systems) - set(args.variants)):
+    if unknown := sorted(
+        set(args.systems) - set(systems) - set(args.variants) - set(args.out_of_fold)
+    ):
         parser.error(f"unknown systems {unknown}; choose from {', '.join(systems)}")
     if unknown := sorted(set(args.datasets) - set(datasets)):
         parser.error(f"unknown datasets {unknown}; choose from {', '.join(datasets)}")
@@ -514,7 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     skipped: dict[str, str] = {}
     for name in args.systems:
         try:
-            systems[name] = build_system(name, args.variants)
+            systems[name] = build_system(name, args.variants, args.out_of_fold)
         except Exception as exc:  # one system that cannot be built costs only its rows
             skipped[name] = f"{type(exc).__name__}: {exc}"
             print(f"skipping {name}: {skipped[name]}", file=sys.stderr)

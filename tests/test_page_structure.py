@@ -1,0 +1,238 @@
+"""Where blocks stand in the page (`page_structure`), the content-loss guard (`guard`) and the
+stacked `auto` labeller that reads them."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from stream_cleaner import CleanerSettings, clean_document
+from stream_cleaner._native import native_module
+from stream_cleaner.guard import GuardReason, guard_content
+from stream_cleaner.labeller import (
+    FEATURE_NAMES,
+    BlockLabeller,
+    block_features,
+    labeller_path,
+)
+from stream_cleaner.page_structure import (
+    OUTSIDE_MAIN_SCORE,
+    SCORE_CONTEXT_NAMES,
+    STRUCTURE_FEATURE_NAMES,
+    _page_scores,
+    _score_context,
+    _structure_features,
+    common_depths,
+    is_prose,
+    score_context,
+    structure_features,
+)
+from stream_cleaner.parse import parse_blocks
+from stream_cleaner.segment import split_sentences
+
+from .test_labeller import ARTICLE, ARTICLE_2, PAGE, TINY, _page_set
+
+COLUMNS = {name: i for i, name in enumerate(FEATURE_NAMES)}
+STRUCTURE = {name: i for i, name in enumerate(STRUCTURE_FEATURE_NAMES)}
+CONTEXT = {name: i for i, name in enumerate(SCORE_CONTEXT_NAMES)}
+
+
+def _features(blocks, model):
+    sentences, block_of = [], []
+    for block in blocks:
+        split = split_sentences(block.text)
+        sentences += split
+        block_of += [block.index] * len(split)
+    scores = model.score_many(sentences)
+    return block_features(
+        blocks, sentences, block_of, log10_probs=[s.log10_prob for s in scores],
+        n_tokens=[s.n_tokens for s in scores], n_oov=[s.n_oov for s in scores],
+    )  # fmt: skip
+
+
+def test_common_depths_count_the_leading_tags_two_paths_share():
+    html = (
+        "<body><div><p>one</p><p>two</p></div><div><ul><li>three</li></ul></div>"
+        "<section><p>four</p></section></body>"
+    )
+    blocks = parse_blocks(html)
+    depths, common = common_depths(blocks)
+    assert [b.tag_path for b in blocks] == [
+        "html body div p", "html body div p", "html body div ul li", "html body section p",
+    ]  # fmt: skip
+    assert depths.tolist() == [4, 4, 5, 4]
+    # "html body div" is shared by the first three (the two divs are one element here: tag
+    # paths cannot tell siblings of one tag apart), "html body" by the last
+    assert common.tolist() == [0, 4, 3, 2]
+
+
+def test_the_main_element_holds_the_article_and_not_the_navigation(tiny_model):
+    blocks = parse_blocks(PAGE)
+    features = _features(blocks, tiny_model)
+    structure, inside = structure_features(blocks, features, COLUMNS)
+    texts = [b.text for b in blocks]
+    by_text = dict(zip(texts, inside.tolist(), strict=True))
+    assert by_text[ARTICLE] and by_text[ARTICLE_2]
+    assert not by_text["Home"] and not by_text["© 2024 The Valley Times. All rights reserved."]
+    article = structure[texts.index(ARTICLE)]
+    home = structure[texts.index("Home")]
+    assert article[STRUCTURE["main_in"]] == 1 and article[STRUCTURE["main_rel"]] == 0
+    assert home[STRUCTURE["main_in"]] == 0 and home[STRUCTURE["main_rel"]] < 0
+    # the article's paragraphs hold all the page's prose; the navigation none of it
+    assert article[STRUCTURE["up2_prose_share"]] == pytest.approx(1.0)
+    assert home[STRUCTURE["up2_prose_share"]] == 0.0
+    assert home[STRUCTURE["up1_link_density"]] == 1.0
+
+
+def test_prose_is_long_running_text_outside_links_in_any_script():
+    words = np.array([12.0, 3.0, 12.0, 1.0])
+    chars = np.array([80.0, 20.0, 80.0, 60.0])
+    links = np.array([0.0, 0.0, 0.9, 0.0])
+    non_ascii = np.array([0.0, 0.0, 0.0, 1.0])  # the last: a CJK sentence without spaces
+    assert is_prose(words, chars, links, non_ascii).tolist() == [True, False, False, True]
+
+
+def test_score_context_reads_the_page_the_elements_and_the_neighbours():
+    blocks = parse_blocks(
+        "<body><nav><p>menu</p></nav><main><p>a</p><p>b</p><p>c</p></main></body>"
+    )
+    scores = np.array([-3.0, 1.0, 2.0, 3.0])
+    chars = np.array([10.0, 10.0, 10.0, 20.0])
+    inside = np.array([False, True, True, True])
+    context = score_context(blocks, scores, chars, inside)
+    assert context[:, CONTEXT["page_max_score"]].tolist() == [3.0] * 4
+    assert context[:, CONTEXT["score_below_max"]].tolist() == [-6.0, -2.0, -1.0, 0.0]
+    # the three paragraphs of main are one element: their mean score by characters
+    assert context[1, CONTEXT["up1_mean_score"]] == pytest.approx((10 + 20 + 60) / 40)
+    assert context[0, CONTEXT["neighbour_score_1"]] == pytest.approx((-3.0 + 1.0) / 2)
+    assert context[0, CONTEXT["main_mean_score"]] == OUTSIDE_MAIN_SCORE
+    assert context[2, CONTEXT["main_mean_score"]] == pytest.approx(2.25)
+    assert context[0, CONTEXT["page_positive_share"]] == pytest.approx(0.8)
+
+
+@pytest.mark.skipif(native_module("page_structure") is None, reason="native modules not built")
+def test_native_page_structure_equals_the_reference(tiny_model):
+    rng = np.random.default_rng(7)
+    nested = PAGE.replace("<article>", "<article><div>").replace(
+        "</article>", "</div></article><aside><p>Related: more walks</p></aside>"
+    )
+    pages = [PAGE, nested, "<p>one lone block</p>"]
+    fast = native_module("page_structure")
+    for html in pages:
+        blocks = parse_blocks(html)
+        features = _features(blocks, tiny_model)
+        depths, common = common_depths(blocks)
+        paths = [b.tag_path.split() for b in blocks]
+        reference_common = [0] + [
+            sum(
+                1
+                for _ in itertools.takewhile(
+                    lambda pair: pair[0] == pair[1], zip(a, b, strict=False)
+                )
+            )
+            for a, b in itertools.pairwise(paths)
+        ]
+        assert common.tolist() == reference_common
+        assert fast.common_depths(blocks)[1].tolist() == reference_common
+        structure, inside = structure_features(blocks, features, COLUMNS)
+        chars = np.expm1(features[:, COLUMNS["log_chars"]])
+        words = np.exp(features[:, COLUMNS["log_words"]]) - 1
+        link = np.ascontiguousarray(features[:, COLUMNS["link_density"]])
+        prose = is_prose(words, chars, link, features[:, COLUMNS["ratio_non_ascii"]])
+        slow, slow_inside = _structure_features(
+            depths, common, chars=chars, prose=prose.astype(float), link=link,
+            out=np.zeros_like(structure),
+        )  # fmt: skip
+        assert np.array_equal(structure, slow) and np.array_equal(inside, slow_inside)
+        scores = rng.normal(size=len(blocks))
+        context = score_context(blocks, scores, chars, inside)
+        slow_context = _score_context(
+            depths, common, scores, chars=chars, main_in=inside, out=np.zeros_like(context),
+            page=_page_scores(scores, chars, inside),
+        )  # fmt: skip
+        assert np.array_equal(context, slow_context)
+
+
+LONG = " ".join([ARTICLE, ARTICLE_2] * 2)  # about 200 words: a run of prose on its own
+
+
+def test_the_guard_keeps_a_dropped_run_of_prose_and_says_so(tiny_model):
+    html = f"<body><nav><a href='/'>Home</a></nav><div><p>{LONG}</p><p>{LONG}</p></div></body>"
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    dropped = [False] * len(blocks)
+    kept, why = guard_content(dropped, blocks, features)
+    assert why == GuardReason.CONTENT_LOSS
+    assert kept == [False, True, True]
+    # a decision that keeps the run is left alone
+    assert guard_content(kept, blocks, features) == (kept, None)
+
+
+def test_the_guard_leaves_readers_comments_dropped(tiny_model):
+    html = (
+        f"<body><article><p>{ARTICLE}</p></article>"
+        f"<div class='comments'><p>{LONG}</p><p>{LONG}</p></div></body>"
+    )
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    content = [True, False, False]
+    assert guard_content(content, blocks, features) == (content, None)
+
+
+def test_a_stacked_labeller_with_structure_features_trains_and_cleans(tmp_path, tiny_model):
+    pytest.importorskip("lightgbm")
+    from stream_cleaner.training import train_labeller
+
+    pages_dir = _page_set(tmp_path / "pages")
+    out = tmp_path / "auto.json"
+    meta = train_labeller(
+        [(str(pages_dir), None)], mode="auto", output=out, model=tiny_model, num_trees=20,
+        folds=3, class_features=True, structure_features=True, stacked=True, folds_by_site=True,
+    )  # fmt: skip
+    assert meta["stacked"] and meta["structure_features"]
+    spec = json.loads(out.read_text())
+    assert spec["features"][-len(STRUCTURE_FEATURE_NAMES) :] == list(STRUCTURE_FEATURE_NAMES)
+    labeller = BlockLabeller.load(out)
+    assert labeller.stage2 is not None and labeller.structure_features
+    settings = CleanerSettings(mode="auto", labeller_path=str(out), model_path=TINY)
+    doc = clean_document(PAGE, settings=settings)
+    assert ARTICLE in doc.text and "Terms of use" not in doc.text
+
+
+def test_the_shipped_auto_labeller_is_stacked_and_reads_the_page_structure():
+    labeller = BlockLabeller.load(labeller_path("auto"))
+    assert labeller.stage2 is not None and labeller.structure_features
+    assert labeller.class_features and not labeller.site_features
+    meta = json.loads(labeller_path("auto").with_suffix(".json.meta.json").read_text())
+    assert meta["folds_by_site"] and meta["pages"] > 1500
+    assert len(meta["sources"]) == 4
+
+
+def test_a_guarded_document_says_so_in_its_record_and_the_guard_can_be_off(tmp_path, default_model):
+    from stream_cleaner.streaming.records import document_record
+
+    # the shipped auto labeller with a threshold no block reaches: it drops every block
+    spec = json.loads(labeller_path("auto").read_text())
+    spec["threshold"] = 1e9
+    dropping = tmp_path / "drops-everything.json"
+    dropping.write_text(json.dumps(spec))
+    page = (
+        "<html><body><nav><a href='/'>Home</a></nav>"
+        f"<div><p>{LONG}</p><p>{LONG}</p></div></body></html>"
+    )
+    settings = CleanerSettings(labeller_path=str(dropping))
+    doc = clean_document(page, settings=settings, model=default_model)
+    assert doc.guard == GuardReason.CONTENT_LOSS
+    assert ARTICLE in doc.text and "Home" not in doc.text
+    assert doc.to_dict()["guard"] == GuardReason.CONTENT_LOSS
+    assert json.loads(document_record(doc)[1])["guard"] == GuardReason.CONTENT_LOSS
+    off = clean_document(page, settings=settings.with_options(content_guard=False),
+                         model=default_model)  # fmt: skip
+    assert off.guard is None and off.text == ""
+    schema = json.loads(
+        (labeller_path("auto").parents[2] / "topics" / "clean.documents.v1.schema.json").read_text()
+    )
+    assert set(schema["properties"]["guard"]["enum"]) == {*GuardReason.ALL, None}
