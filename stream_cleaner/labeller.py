@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ._native import native_module
+from .budget import check_deadline
 from .document import Block
 from .parse import CLASS_GROUP_NAMES, CLASS_MAX_LEVELS
 from .sites import PageEvidence
@@ -559,8 +560,9 @@ def block_kinds(blocks: Sequence[Block]) -> list[str]:
     return kinds
 
 
-# rows evaluated at once: the index arrays hold rows x trees integers (8 MB at 100 trees)
-_MAX_ROWS = 10_000
+# rows evaluated at once: the index arrays hold rows x trees integers (1.6 MB at 100 trees), and
+# a page's deadline is looked at between them (`budget`)
+_MAX_ROWS = 2_048
 # Trees at most this deep are also laid out complete for the native walk (`_complete_layout`:
 # 2 ** depth leaves a tree, 2 kB at depth 7); deeper ones keep the node arrays alone.
 _COMPLETE_MAX_DEPTH = 8
@@ -619,15 +621,17 @@ class TreeEnsemble:
             node = children.take(node)
         return self.value.take(node)
 
-    def raw_scores(self, features: np.ndarray) -> np.ndarray:
-        """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model."""
+    def raw_scores(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
+        """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model.
+
+        Rows are walked `_MAX_ROWS` at a time, and ``deadline`` (`budget`) looked at between
+        them."""
         if len(features) > _MAX_ROWS:  # a page of 100,000 table cells: bounded memory
-            return np.concatenate(
-                [
-                    self.raw_scores(features[i : i + _MAX_ROWS])
-                    for i in range(0, len(features), _MAX_ROWS)
-                ]
-            )
+            parts = []
+            for i in range(0, len(features), _MAX_ROWS):
+                check_deadline(deadline, "while labelling")
+                parts.append(self.raw_scores(features[i : i + _MAX_ROWS]))
+            return np.concatenate(parts)
         values = self.leaf_values(features)
         fast = native_module("trees")
         if fast is not None:  # the same sums, in numpy's order (`leaf_sums`)
@@ -723,30 +727,37 @@ class BlockLabeller:
         with open(path, encoding="utf-8") as f:
             return cls(json.load(f))
 
-    def scores(self, features: np.ndarray) -> np.ndarray:
+    def scores(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
         """The raw score (log-odds of content) of each row of ``features``."""
         if features.shape[0] == 0:
             return np.zeros(0)
-        return self.trees.raw_scores(features)
+        return self.trees.raw_scores(features, deadline=deadline)
 
-    def predict(self, features: np.ndarray, tag_paths: Sequence[str] | None = None) -> np.ndarray:
+    def predict(
+        self,
+        features: np.ndarray,
+        tag_paths: Sequence[str] | None = None,
+        *,
+        deadline: float | None = None,
+    ) -> np.ndarray:
         """Whether each row is content: score above the trained threshold and not inside one
         of the ``boilerplate_containers`` (read from the rows' ``path_TAG`` features, or from
-        their ``tag_paths`` for a tag without one)."""
-        content = self.scores(features) > self.threshold
+        their ``tag_paths`` for a tag without one). Past ``deadline`` (`budget`),
+        `budget.TimeBudgetExceeded`."""
+        content = self.scores(features, deadline=deadline) > self.threshold
         if self._container_columns:
             content &= ~(features[:, self._container_columns] > 0).any(axis=1)
         elif self.reads_tag_paths and tag_paths is not None:
             content &= ~container_mask(tag_paths, self.boilerplate_containers)
         return content
 
-    def kinds(self, features: np.ndarray) -> list[str] | None:
+    def kinds(self, features: np.ndarray, *, deadline: float | None = None) -> list[str] | None:
         """The kind (``p``, ``h``, ``l``) of each row, or ``None`` without a kind model."""
         if self.kind_trees is None:
             return None
         if features.shape[0] == 0:
             return []
-        best = self.kind_trees.raw_scores(features).argmax(axis=1)
+        best = self.kind_trees.raw_scores(features, deadline=deadline).argmax(axis=1)
         classes = self.kind_classes
         return [classes[i] for i in best.tolist()]
 
@@ -805,6 +816,7 @@ def label_blocks(
     mode: str,
     labeller_path: str | None = None,
     site_evidence: PageEvidence | None = None,
+    deadline: float | None = None,
 ) -> tuple[list[bool], list[str], BlockLabeller]:
     """Keep (content) or drop (boilerplate) each block of a page, and name the kind of the
     kept ones.
@@ -817,6 +829,7 @@ def label_blocks(
         labeller_path: a labeller file to use instead.
         site_evidence: what the site's other pages say of each block (`sites.SiteTemplates.assess`);
             read only by a labeller trained with site features.
+        deadline: past it (`budget`), `budget.TimeBudgetExceeded`.
 
     Returns:
         Per block whether it is content; per block its kind, from the labeller's kind model
@@ -834,8 +847,11 @@ def label_blocks(
         # column-major, as ``features`` is when built natively (the tree walk reads the
         # transpose of the rows without a copy)
         features = np.concatenate([features.T, *(e.T for e in extra)]).T
+    check_deadline(deadline, "while labelling")
     keep = labeller.predict(
-        features, [b.tag_path for b in blocks] if labeller.reads_tag_paths else None
+        features,
+        [b.tag_path for b in blocks] if labeller.reads_tag_paths else None,
+        deadline=deadline,
     )
     kinds = block_kinds(blocks)
     if labeller.kind_trees is not None and keep.any():
@@ -843,6 +859,7 @@ def label_blocks(
         # the kept rows, gathered column by column: column-major as ``features`` is when
         # built natively, so that the tree walk reads their transpose without a copy
         kept_features = features.T.take(kept, axis=1).T
-        for i, kind in zip(kept.tolist(), labeller.kinds(kept_features) or (), strict=True):
+        found = labeller.kinds(kept_features, deadline=deadline) or ()
+        for i, kind in zip(kept.tolist(), found, strict=True):
             kinds[i] = kind
     return keep.tolist(), kinds, labeller

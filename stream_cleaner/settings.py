@@ -35,7 +35,8 @@ MAX_DOCUMENT_BYTES_DEFAULT = 32 * 1024 * 1024
 # Pages with more text blocks are refused with `too_large` as they parse: memory and time grow
 # with the blocks (about 1 kB each), and of the 2,288 benchmark pages here none has 2,400.
 MAX_BLOCKS_DEFAULT = 100_000
-# Wall-clock seconds one document may take; past it the document ends with `time_budget`.
+# CPU seconds one document may take, of the thread that cleans it (`budget`: a pause or a busy
+# neighbour costs the page nothing); past them the document ends with `time_budget`.
 TIME_BUDGET_SECONDS_DEFAULT = 5.0
 ENV_PREFIX = "STREAM_CLEANER_"
 
@@ -50,7 +51,8 @@ class CleanerSettings:
         model_path: a KenLM binary or ARPA file; ``None`` means the bundled English bigram.
         max_document_bytes: larger bodies are not parsed and end with the error ``too_large``.
         max_blocks: a page with more text blocks ends with ``too_large`` too, as it parses.
-        time_budget_seconds: per-document wall-clock budget; ``0`` disables it.
+        time_budget_seconds: per-document budget, in CPU seconds of the cleaning thread
+            (`budget`); ``0`` disables it.
         mode: ``perplexity``, ``corpus`` or ``article`` (see `MODES`).
         sentence_filter: in the labeller's modes, whether sentences of kept blocks still go
             through the perplexity filter: ``auto`` (as the labeller was trained), ``on`` (with

@@ -428,3 +428,22 @@ def test_the_walk_looks_for_class_words_only_when_a_labeller_reads_them():
         mode="corpus", labeller_path=str(labeller_path("article"))
     )
     assert _reads_class_words(corpus_reading_article, False)
+
+
+def test_a_long_page_is_scored_in_slices_with_the_same_scores(monkeypatch):
+    """Sentences are scored `SCORE_SLICE_CHARS` at a time (the deadline looked at between the
+    slices), each by the model of its language: the same scores as in one pass."""
+    from stream_cleaner import pipeline
+
+    english = "<p>A river is a natural stream of water. The council met on Monday.</p>"
+    chinese = "<p>河流是天然的水道。图书馆在城市的中心。</p>"
+    body = "<html><body>" + (english * 3 + chinese) * 400 + "</body></html>"
+    settings = CleanerSettings(model_path=TINY, mode="perplexity")
+    sliced = clean_document(body, settings=settings)
+    assert len(pipeline._slices([s.text for s in sliced.sentences], pipeline.SCORE_SLICE_CHARS)) > 3
+    monkeypatch.setattr(pipeline, "SCORE_SLICE_CHARS", 1 << 30)
+    whole = clean_document(body, settings=settings)
+    assert sliced.error is whole.error is None
+    assert sliced.sentences == whole.sentences
+    assert {s.language for s in whole.sentences} == {"en", "zh"}
+    assert any(s.perplexity is None for s in whole.sentences)  # Chinese: no model
