@@ -441,6 +441,8 @@ class _Run:
             check_deadline(self.deadline, "while labelling")
         columns, totals, dropped = decide_page(
             texts, block_of, scores, unscored=unscored, max_sentence_perplexity=max_ppl,
+            max_sentence_tokens=settings.max_sentence_tokens,
+            max_word_chars=settings.max_word_chars,
             content=content, template=self.template_blocks,
         )  # fmt: skip
         log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons = columns

@@ -30,6 +30,16 @@ MULTILINGUAL_LABELLERS = ("auto", "on", "off")
 
 # Chosen on CleanEval dev only: `python bench/threshold.py` prints the table behind it.
 MAX_SENTENCE_PERPLEXITY_DEFAULT = 3000.0
+# A sentence longer than natural text is dropped as `too_long` in every mode, whatever its
+# perplexity and its block's label: a 5 MB "word" scores as any unknown word does alone, and
+# 5 MB of "A. A." as "A.". No word of any language is longer than 1,000 characters: C4's rule
+# (Raffel et al. 2020, as datatrove's C4QualityFilter and NeMo Curator's LongWordFilter apply
+# it), which also catches minified code. The model's tokens of the text kept on the 2,700
+# benchmark pages (CleanEval, Dragnet, GoogleTrends, modern2026, MultiBoilerNet's Thai) are at
+# most 99 characters long (a form's underline), 173 in Thai, which puts no space between
+# words; their sentences have at most 971 tokens, and 10,000 leaves ten times that.
+MAX_WORD_CHARS_DEFAULT = 1000
+MAX_SENTENCE_TOKENS_DEFAULT = 10_000
 # Pages above this are refused with the reason `too_large` rather than parsed.
 MAX_DOCUMENT_BYTES_DEFAULT = 32 * 1024 * 1024
 # Pages with more text blocks are refused with `too_large` as they parse: memory and time grow
@@ -47,6 +57,9 @@ class CleanerSettings:
 
     Attributes:
         max_sentence_perplexity: sentences scoring above it are dropped (the paper's method).
+        max_sentence_tokens, max_word_chars: a sentence of more tokens (the model's, of
+            `lm.normalize`), or with a token of more characters, is dropped as ``too_long``
+            in every mode (`decide.too_long`).
         parser: HTML parser backend, ``lexbor`` (fast, default) or ``html5lib`` (reference).
         model_path: a KenLM binary or ARPA file; ``None`` means the bundled English bigram.
         max_document_bytes: larger bodies are not parsed and end with the error ``too_large``.
@@ -76,6 +89,8 @@ class CleanerSettings:
     """
 
     max_sentence_perplexity: float = MAX_SENTENCE_PERPLEXITY_DEFAULT
+    max_sentence_tokens: int = MAX_SENTENCE_TOKENS_DEFAULT
+    max_word_chars: int = MAX_WORD_CHARS_DEFAULT
     parser: str = "lexbor"
     model_path: str | None = None
     max_document_bytes: int = MAX_DOCUMENT_BYTES_DEFAULT
@@ -112,6 +127,8 @@ class CleanerSettings:
             raise ValueError(f"parser must be one of {PARSERS}, not {self.parser!r}")
         if self.max_sentence_perplexity <= 0:
             raise ValueError("max_sentence_perplexity must be positive")
+        if self.max_sentence_tokens <= 0 or self.max_word_chars <= 0:
+            raise ValueError("max_sentence_tokens and max_word_chars must be positive")
         if self.max_document_bytes <= 0:
             raise ValueError("max_document_bytes must be positive")
         if self.max_blocks <= 0:

@@ -441,6 +441,8 @@ def test_native_decide_page_equals_the_reference(native, monkeypatch):
 
     rnd = random.Random(23)
     texts_pool = ["Hello there.", "123 456", "--", "caf\u00e9", "\u00b2", "_", "\u6771", ""]
+    # too long for the small limits below: a long word, many tokens, many ideographs
+    texts_pool += ["Wordswithoutspaces", "A. A. A. A. A.", "\u6771" * 9, "-----------"]
     for _ in range(3000):
         n = rnd.randint(0, 15)
         texts = rnd.choices(texts_pool, k=n)
@@ -454,6 +456,8 @@ def test_native_decide_page_equals_the_reference(native, monkeypatch):
             "max_sentence_perplexity": rnd.choice([50.0, 3000.0, float("inf")]),
             "content": [rnd.random() < 0.6 for _ in range(5)] if rnd.random() < 0.5 else None,
             "template": frozenset(rnd.sample(range(5), k=rnd.randint(0, 2))),
+            "max_sentence_tokens": rnd.choice([4, 8, 10_000]),
+            "max_word_chars": rnd.choice([5, 12, 1000]),
         }
         columns = lm.score_columns(scores)
         fast = decide.decide_page(texts, block_of, columns, **options)
