@@ -37,7 +37,6 @@ import json
 import os
 import re
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -272,8 +271,10 @@ def predict_page(
         decode.BinaryContent: the bytes are not a text format.
         parse.PageTooLarge: the page has more blocks than ``settings.max_blocks``, or markup
             too heavy to parse (as `clean_document` refuses it).
-        parse.TimeBudgetExceeded: parsing took longer than ``settings.time_budget_seconds``.
+        budget.TimeBudgetExceeded: parsing took more than ``settings.time_budget_seconds`` of
+            CPU.
     """
+    from .budget import deadline_after
     from .decode import decode_body
     from .document import RawDocument
     from .parse import parse_blocks
@@ -281,12 +282,11 @@ def predict_page(
     from .settings import CleanerSettings
 
     settings = settings or CleanerSettings()
-    budget = settings.time_budget_seconds
     text = decode_body(body).text
     blocks = parse_blocks(
         text,
         parser=settings.parser,
-        deadline=time.monotonic() + budget if budget else None,
+        deadline=deadline_after(settings.time_budget_seconds),
         max_blocks=settings.max_blocks,
     )
     document = clean_document(

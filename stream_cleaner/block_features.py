@@ -49,6 +49,7 @@ trees alone (bench/multilingual_variants.py; figures in the model's .meta.json).
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import threading
 import unicodedata
@@ -60,6 +61,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ._native import native_module
+from .budget import TimeBudgetExceeded, check_deadline
 from .labeller import MODELS_DIR, TreeEnsemble, container_mask
 
 MULTILINGUAL_FORMAT = 1
@@ -229,6 +231,7 @@ def page_features(
     depths: Sequence[int] | None = None,
     link_densities: Sequence[float] | None = None,
     language_features: bool = False,
+    deadline: float | None = None,
 ) -> np.ndarray:
     """The feature matrix of a page: one row per block, columns as in `FEATURE_NAMES`.
 
@@ -240,6 +243,7 @@ def page_features(
             path passes through ``a``, else 0, as the MultiBoilerNet CSVs allow).
         language_features: append `LANGUAGE_FEATURES` (`BASELINE_FEATURE_NAMES`): for the
             baseline that shows what language-dependent features cost; never for the model.
+        deadline: looked at between the steps (`budget`): 0.4 s for 100,000 blocks in all.
     """
     n = len(texts)
     width = len(BASELINE_FEATURE_NAMES if language_features else FEATURE_NAMES)
@@ -282,6 +286,7 @@ def page_features(
         [changes[a, b] for a, b in zip(previous.tolist(), ids.tolist(), strict=True)]
     )
 
+    check_deadline(deadline, "in the multilingual labeller")
     # characters by class, one pass over the page's code points
     classes_of, widths_of = _char_tables()
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
@@ -313,6 +318,7 @@ def page_features(
     own[:, col["ends_sentence"]] = [bool(t) and t[-1] in _SENTENCE_END for t in stripped]
     own[:, col["sentence_marks"]] = np.log1p(counts[:, 3])
 
+    check_deadline(deadline, "in the multilingual labeller")
     # page
     seen = Counter(texts)
     own[:, col["duplicates"]] = [seen[t] - 1 for t in texts]
@@ -365,7 +371,9 @@ def _language_features(texts: Sequence[str], counts: np.ndarray, safe: np.ndarra
     return out
 
 
-def block_features(blocks: Sequence[BlockLike], *, language_features: bool = False) -> np.ndarray:
+def block_features(
+    blocks: Sequence[BlockLike], *, language_features: bool = False, deadline: float | None = None
+) -> np.ndarray:
     """`page_features` of the pipeline's blocks (`document.Block`)."""
     return page_features(
         [b.tag_path for b in blocks],
@@ -373,6 +381,7 @@ def block_features(blocks: Sequence[BlockLike], *, language_features: bool = Fal
         depths=[b.depth for b in blocks],
         link_densities=[b.link_density for b in blocks],
         language_features=language_features,
+        deadline=deadline,
     )
 
 
@@ -386,6 +395,13 @@ def _array(spec: dict[str, Any]) -> np.ndarray:
     """An array of a model file: ``{"shape": [...], "float32": base64 of little-endian floats}``."""
     data = np.frombuffer(base64.b64decode(spec["float32"]), dtype="<f4")
     return data.reshape(spec["shape"]).astype(np.float64)
+
+
+# Rows of the recurrence between two looks at the page's deadline: about 10 ms of CPU with the
+# shipped networks (a page of 100,000 blocks takes 1.5 s or more in C).
+RECURRENCE_STEPS = 256
+# Rows projected at once (`SequenceLayer.network_logits`), the deadline looked at between them.
+PROJECTION_ROWS = 2_048
 
 
 class SequenceLayer:
@@ -430,19 +446,32 @@ class SequenceLayer:
         self.w_out = np.stack([_array(net["out_weight"])[0] for net in networks])  # (nets, 2h)
         self.b_out = np.array([_array(net["out_bias"])[0] for net in networks])
 
-    def network_logits(self, features: np.ndarray) -> np.ndarray:
+    def network_logits(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
         """Each network's log-odds of content per row of a `page_features` matrix,
-        ``(networks, rows)``."""
+        ``(networks, rows)``; `budget.TimeBudgetExceeded` past ``deadline`` (`budget`)."""
         n, hid, dirs = len(features), self.hidden, len(self.w_hh)
-        x = np.clip((features - self.mean) / self.scale, -self.clip, self.clip)
+        gates = np.empty((n, dirs, 3 * hid))
         with _one_blas_thread():
-            gates = (x @ self.w_ih + self.b_ih).reshape(n, dirs, 3 * hid)
-        gates[:, 1::2] = gates[::-1, 1::2].copy()  # a backward direction's step t: row n-1-t
+            # in slices of rows, the deadline looked at between them: 0.5 s for 100,000 rows.
+            # Slices of equal size: a last one of a single row is a matrix-vector product, whose
+            # sums BLAS rounds differently
+            slices = -(-n // PROJECTION_ROWS)
+            bounds = [n * i // slices for i in range(slices + 1)]
+            for start, end in itertools.pairwise(bounds):
+                check_deadline(deadline, "in the multilingual labeller")
+                rows = features[start:end]
+                x = np.clip((rows - self.mean) / self.scale, -self.clip, self.clip)
+                part = (x @ self.w_ih + self.b_ih).reshape(end - start, dirs, 3 * hid)
+                gates[start:end, 0::2] = part[:, 0::2]
+                # a backward direction's step t reads row n - 1 - t
+                gates[n - end : n - start, 1::2] = part[::-1, 1::2]
         native = native_module("sequence")
         if native is not None:
-            states = native.gru_states(gates, self.w_hh_t, self.b_hh)
+            states = native.gru_states(
+                gates, self.w_hh_t, self.b_hh, deadline, TimeBudgetExceeded, RECURRENCE_STEPS
+            )
         else:
-            states = gru_states(gates, self.w_hh, self.b_hh)
+            states = gru_states(gates, self.w_hh, self.b_hh, deadline=deadline)
         forward, backward = states[:, 0::2], states[::-1, 1::2]  # (rows, networks, hidden)
         return (
             np.einsum("bkh,kh->kb", forward, self.w_out[:, :hid])
@@ -450,9 +479,9 @@ class SequenceLayer:
             + self.b_out[:, None]
         )
 
-    def probabilities(self, features: np.ndarray) -> np.ndarray:
+    def probabilities(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
         """The networks' mean probability of content per row."""
-        return np.mean(_sigmoid(self.network_logits(features)), axis=0)
+        return np.mean(_sigmoid(self.network_logits(features, deadline=deadline)), axis=0)
 
 
 _blas: Any = None
@@ -474,7 +503,9 @@ def _one_blas_thread() -> Any:
     return _blas.limit(limits=1, user_api="blas")
 
 
-def gru_states(gates: np.ndarray, w_hh: np.ndarray, b_hh: np.ndarray) -> np.ndarray:
+def gru_states(
+    gates: np.ndarray, w_hh: np.ndarray, b_hh: np.ndarray, *, deadline: float | None = None
+) -> np.ndarray:
     """The hidden state of every direction after every row, ``(rows, directions, hidden)``:
     the reference of ``_native/sequence.gru_states``.
 
@@ -484,11 +515,15 @@ def gru_states(gates: np.ndarray, w_hh: np.ndarray, b_hh: np.ndarray) -> np.ndar
         w_hh: the recurrent weights, ``(directions, 3 hidden, hidden)``, gates in torch's
             order (reset, update, candidate).
         b_hh: the recurrent biases, ``(directions, 3 hidden)``.
+        deadline: past it (`budget`; looked at every `RECURRENCE_STEPS` rows),
+            `budget.TimeBudgetExceeded`.
     """
     n, dirs, hid = gates.shape[0], gates.shape[1], w_hh.shape[2]
     states = np.empty((n, dirs, hid))
     h = np.zeros((dirs, hid))
     for t in range(n):
+        if t and not t % RECURRENCE_STEPS:
+            check_deadline(deadline, "in the multilingual labeller's recurrence")
         recurrent = np.matmul(w_hh, h[:, :, None])[:, :, 0] + b_hh
         g = gates[t]
         rz = _sigmoid(g[:, : 2 * hid] + recurrent[:, : 2 * hid])
@@ -524,13 +559,13 @@ class MultilingualLabeller:
         with open(path, encoding="utf-8") as f:
             return cls(json.load(f))
 
-    def scores(self, features: np.ndarray) -> np.ndarray:
+    def scores(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
         """The raw score (log-odds of content) of each row of a `page_features` matrix."""
         if features.shape[0] == 0:
             return np.zeros(0)
-        return self.trees.raw_scores(features)
+        return self.trees.raw_scores(features, deadline=deadline)
 
-    def probabilities(self, features: np.ndarray) -> np.ndarray:
+    def probabilities(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
         """With a sequence layer: the probability of content of each row, the trees' and the
         networks' weighed together (``tree_weight``)."""
         if self.sequence is None:
@@ -538,27 +573,38 @@ class MultilingualLabeller:
         if features.shape[0] == 0:
             return np.zeros(0)
         weight = self.sequence.tree_weight
-        trees = _sigmoid(self.scores(features))
-        return weight * trees + (1.0 - weight) * self.sequence.probabilities(features)
+        trees = _sigmoid(self.scores(features, deadline=deadline))
+        networks = self.sequence.probabilities(features, deadline=deadline)
+        return weight * trees + (1.0 - weight) * networks
 
     def predict_features(
-        self, features: np.ndarray, tag_paths: Sequence[str] | None = None
+        self,
+        features: np.ndarray,
+        tag_paths: Sequence[str] | None = None,
+        *,
+        deadline: float | None = None,
     ) -> np.ndarray:
         """Whether each row is content: the trees' score (or, with a sequence layer, the
         probability of `probabilities`) above the threshold chosen on English data and, when
-        the rows' ``tag_paths`` are given, not inside a ``boilerplate_containers`` tag."""
+        the rows' ``tag_paths`` are given, not inside a ``boilerplate_containers`` tag.
+        Past ``deadline`` (`budget`), `budget.TimeBudgetExceeded`."""
         if self.sequence is not None:
-            content = self.probabilities(features) > self.sequence.threshold
+            content = self.probabilities(features, deadline=deadline) > self.sequence.threshold
         else:
-            content = self.scores(features) > self.threshold
+            content = self.scores(features, deadline=deadline) > self.threshold
         if tag_paths is not None and self.boilerplate_containers:
             content &= ~container_mask(tag_paths, self.boilerplate_containers)
         return content
 
-    def predict(self, blocks: Sequence[BlockLike]) -> list[bool]:
-        """Whether each block of a page is content."""
-        features = block_features(blocks, language_features=self.language_features)
-        return self.predict_features(features, [b.tag_path for b in blocks]).tolist()
+    def predict(self, blocks: Sequence[BlockLike], *, deadline: float | None = None) -> list[bool]:
+        """Whether each block of a page is content (`budget.TimeBudgetExceeded` past
+        ``deadline``)."""
+        features = block_features(
+            blocks, language_features=self.language_features, deadline=deadline
+        )
+        check_deadline(deadline, "in the multilingual labeller")
+        tag_paths = [b.tag_path for b in blocks]
+        return self.predict_features(features, tag_paths, deadline=deadline).tolist()
 
 
 _loaded: dict[str, MultilingualLabeller] = {}

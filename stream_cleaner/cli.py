@@ -622,7 +622,7 @@ def _add_cleaner_options(p: argparse.ArgumentParser) -> None:
         "--time-budget",
         type=float,
         dest="time_budget_seconds",
-        help="seconds one page may take (default "
+        help="CPU seconds one page may take (default "
         f"{CleanerSettings().time_budget_seconds:g}; 0 = no limit)",
     )
     p.add_argument(

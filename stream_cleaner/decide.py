@@ -3,11 +3,14 @@ snake_case strings that the output records carry and the metrics count."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from ._native import native_module
+from .lm import normalize
+from .settings import MAX_SENTENCE_TOKENS_DEFAULT, MAX_WORD_CHARS_DEFAULT
 
 
 class DropReason:
@@ -15,11 +18,12 @@ class DropReason:
 
     HIGH_PERPLEXITY = "high_perplexity"  # above max_sentence_perplexity: the paper's method
     NO_WORDS = "no_words"  # no letter at all: separators, page numbers, lone symbols
+    TOO_LONG = "too_long"  # above max_sentence_tokens, or a word above max_word_chars: junk
     TIME_BUDGET = "time_budget"  # the document ran out of time before it was scored
     SITE_TEMPLATE = "site_template"  # its block repeats on most of the site's recent pages
     BOILERPLATE = "boilerplate"  # in a block the labeller (corpus/article mode) drops
 
-    ALL = (HIGH_PERPLEXITY, NO_WORDS, TIME_BUDGET, SITE_TEMPLATE, BOILERPLATE)
+    ALL = (HIGH_PERPLEXITY, NO_WORDS, TOO_LONG, TIME_BUDGET, SITE_TEMPLATE, BOILERPLATE)
 
 
 class ErrorReason:
@@ -49,29 +53,58 @@ def has_words(text: str) -> bool:
     return _LETTER.search(text) is not None
 
 
+def too_long(text: str, *, max_sentence_tokens: int, max_word_chars: int) -> bool:
+    """Whether a sentence is longer than natural text: more than ``max_sentence_tokens``
+    tokens, or a token of more than ``max_word_chars`` characters (the language model's tokens,
+    `lm.normalize`: words, punctuation marks, CJK characters one by one).
+
+    Such a "sentence" is junk that no boundary cut (a 5 MB "word", 5 MB of "A. A."), and its
+    perplexity, an average per token, cannot tell: an unknown word scores the same alone and
+    5 MB long, and a pattern repeated a million times scores as one of its words.
+    """
+    if len(text) <= min(max_sentence_tokens, max_word_chars):
+        return False  # nearly every sentence: a token has a character at least
+    tokens = normalize(text).split()
+    return len(tokens) > max_sentence_tokens or max(map(len, tokens), default=0) > max_word_chars
+
+
 def decide_sentence(
-    text: str, perplexity: float | None, *, max_sentence_perplexity: float
+    text: str,
+    perplexity: float | None,
+    *,
+    max_sentence_perplexity: float,
+    max_sentence_tokens: int = MAX_SENTENCE_TOKENS_DEFAULT,
+    max_word_chars: int = MAX_WORD_CHARS_DEFAULT,
 ) -> tuple[bool, str | None]:
     """The paper's filter: keep a sentence unless its perplexity is above the limit.
 
     A sentence without a perplexity (no model for its language) is kept when it has words:
-    the filter has nothing to say about it.
+    the filter has nothing to say about it. Before it, a sentence without a letter is dropped
+    (`DropReason.NO_WORDS`), and so is one longer than natural text (`too_long`,
+    `DropReason.TOO_LONG`).
 
     Returns:
         ``(True, None)`` to keep, ``(False, reason)`` to drop.
     """
     (decision,) = decide_sentences(
-        [text], [perplexity], max_sentence_perplexity=max_sentence_perplexity
-    )
+        [text], [perplexity], max_sentence_perplexity=max_sentence_perplexity,
+        max_sentence_tokens=max_sentence_tokens, max_word_chars=max_word_chars,
+    )  # fmt: skip
     return decision
 
 
 def decide_sentences(
-    texts: Sequence[str], perplexities: Sequence[float | None], *, max_sentence_perplexity: float
+    texts: Sequence[str],
+    perplexities: Sequence[float | None],
+    *,
+    max_sentence_perplexity: float,
+    max_sentence_tokens: int = MAX_SENTENCE_TOKENS_DEFAULT,
+    max_word_chars: int = MAX_WORD_CHARS_DEFAULT,
 ) -> list[tuple[bool, str | None]]:
     """`decide_sentence` for a page's sentences at once (the same rules, fewer Python calls)."""
     keep: tuple[bool, None] = (True, None)
     no_words = (False, DropReason.NO_WORDS)
+    long = (False, DropReason.TOO_LONG)
     too_high = (False, DropReason.HIGH_PERPLEXITY)
     fast = native_module("sentences")
     if fast is not None:
@@ -79,15 +112,19 @@ def decide_sentences(
     else:
         letter = _LETTER.search
         words = [letter(text) is not None for text in texts]
+    shortest = min(max_sentence_tokens, max_word_chars)
+    limits = {"max_sentence_tokens": max_sentence_tokens, "max_word_chars": max_word_chars}
     return [
         no_words
         if not has
+        else long
+        if len(text) > shortest and too_long(text, **limits)
         else keep
         if ppl is None
         else too_high
         if ppl > max_sentence_perplexity
         else keep
-        for has, ppl in zip(words, perplexities, strict=True)
+        for text, has, ppl in zip(texts, words, perplexities, strict=True)
     ]
 
 
@@ -98,13 +135,16 @@ def decide_page(
     *,
     unscored: Collection[int],
     max_sentence_perplexity: float,
+    max_sentence_tokens: int = MAX_SENTENCE_TOKENS_DEFAULT,
+    max_word_chars: int = MAX_WORD_CHARS_DEFAULT,
     content: Sequence[bool] | None = None,
     template: Collection[int] = frozenset(),
 ) -> tuple[tuple[list[Any], ...], tuple[float, int, float, int], dict[str, int]]:
     """Every decision on a page's sentences, and the page's sums, from their scores.
 
     Each sentence's perplexity is KenLM's (``None`` without tokens, and for the positions in
-    ``unscored``, whose language has no model); `decide_sentences` decides; block-level
+    ``unscored``, whose language has no model); `decide_sentences` decides (with
+    ``max_sentence_tokens`` and ``max_word_chars``, `too_long`); block-level
     verdicts come first: a block of the site's ``template`` (`DropReason.SITE_TEMPLATE`), then
     a block the labeller's ``content`` marks as boilerplate (`DropReason.BOILERPLATE`).
 
@@ -122,10 +162,15 @@ def decide_page(
     log10_probs, n_tokens, n_oovs = scores
     fast = native_module("sentences")
     if fast is not None:
+        # the native loop asks `too_long` of the sentences longer than either limit only
+        is_long = functools.partial(
+            too_long, max_sentence_tokens=max_sentence_tokens, max_word_chars=max_word_chars
+        )
         return fast.decide_page(
             list(texts), list(block_of), log10_probs, n_tokens, n_oovs, unscored,
             float(max_sentence_perplexity), content, template, DropReason.NO_WORDS,
             DropReason.HIGH_PERPLEXITY, DropReason.SITE_TEMPLATE, DropReason.BOILERPLATE,
+            min(max_sentence_tokens, max_word_chars), is_long, DropReason.TOO_LONG,
         )  # fmt: skip
     if not len(block_of) == len(log10_probs) == len(n_tokens) == len(n_oovs) == len(texts):
         raise ValueError("one block index and one score per sentence")
@@ -137,8 +182,9 @@ def decide_page(
     for i in unscored:
         perplexities[i] = None
     decisions = decide_sentences(
-        texts, perplexities, max_sentence_perplexity=max_sentence_perplexity
-    )
+        texts, perplexities, max_sentence_perplexity=max_sentence_perplexity,
+        max_sentence_tokens=max_sentence_tokens, max_word_chars=max_word_chars,
+    )  # fmt: skip
     if content is not None or template:
         as_template = (False, DropReason.SITE_TEMPLATE)
         as_boilerplate = (False, DropReason.BOILERPLATE)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ._native import native_module
+from .budget import check_deadline
 from .document import Block
 from .page_structure import (
     STRUCTURE_FEATURE_NAMES,
@@ -564,8 +565,9 @@ def block_kinds(blocks: Sequence[Block]) -> list[str]:
     return kinds
 
 
-# rows evaluated at once: the index arrays hold rows x trees integers (8 MB at 100 trees)
-_MAX_ROWS = 10_000
+# rows evaluated at once: the index arrays hold rows x trees integers (1.6 MB at 100 trees), and
+# a page's deadline is looked at between them (`budget`)
+_MAX_ROWS = 2_048
 # Trees at most this deep are also laid out complete for the native walk (`_complete_layout`:
 # 2 ** depth leaves a tree, 2 kB at depth 7); deeper ones keep the node arrays alone.
 _COMPLETE_MAX_DEPTH = 8
@@ -624,15 +626,17 @@ class TreeEnsemble:
             node = children.take(node)
         return self.value.take(node)
 
-    def raw_scores(self, features: np.ndarray) -> np.ndarray:
-        """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model."""
+    def raw_scores(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
+        """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model.
+
+        Rows are walked `_MAX_ROWS` at a time, and ``deadline`` (`budget`) looked at between
+        them."""
         if len(features) > _MAX_ROWS:  # a page of 100,000 table cells: bounded memory
-            return np.concatenate(
-                [
-                    self.raw_scores(features[i : i + _MAX_ROWS])
-                    for i in range(0, len(features), _MAX_ROWS)
-                ]
-            )
+            parts = []
+            for i in range(0, len(features), _MAX_ROWS):
+                check_deadline(deadline, "while labelling")
+                parts.append(self.raw_scores(features[i : i + _MAX_ROWS]))
+            return np.concatenate(parts)
         values = self.leaf_values(features)
         fast = native_module("trees")
         if fast is not None:  # the same sums, in numpy's order (`leaf_sums`)
@@ -738,27 +742,33 @@ class BlockLabeller:
         with open(path, encoding="utf-8") as f:
             return cls(json.load(f))
 
-    def scores(self, features: np.ndarray) -> np.ndarray:
+    def scores(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
         """The raw score (log-odds of content) of each row of ``features`` (of a stacked
         labeller: the first stage's)."""
         if features.shape[0] == 0:
             return np.zeros(0)
-        return self.trees.raw_scores(features)
+        return self.trees.raw_scores(features, deadline=deadline)
 
     def page_scores(
-        self, blocks: Sequence[Block], features: np.ndarray, main_in: np.ndarray | None = None
+        self,
+        blocks: Sequence[Block],
+        features: np.ndarray,
+        main_in: np.ndarray | None = None,
+        *,
+        deadline: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The score of each block of a page, and the rows the last stage read: for a stacked
         labeller the second stage's over the first's and its `score_context` (``main_in``:
-        which blocks are in the page's main element, from `structure_features`)."""
-        scores = self.scores(features)
+        which blocks are in the page's main element, from `structure_features`). Past
+        ``deadline`` (`budget`), `budget.TimeBudgetExceeded`."""
+        scores = self.scores(features, deadline=deadline)
         if self.stage2 is None or not len(scores):
             return scores, features
         chars = np.expm1(features[:, _INDEX["log_chars"]])
         inside = main_in if main_in is not None else np.zeros(len(blocks), dtype=bool)
         context = score_context(blocks, scores, chars, inside)
         stacked = np.concatenate([features.T, context.T]).T
-        return self.stage2.raw_scores(stacked), stacked
+        return self.stage2.raw_scores(stacked, deadline=deadline), stacked
 
     def predict(
         self,
@@ -766,25 +776,29 @@ class BlockLabeller:
         tag_paths: Sequence[str] | None = None,
         *,
         scores: np.ndarray | None = None,
+        deadline: float | None = None,
     ) -> np.ndarray:
         """Whether each row is content: score above the trained threshold and not inside one
         of the ``boilerplate_containers`` (read from the rows' ``path_TAG`` features, or from
         their ``tag_paths`` for a tag without one). ``scores``: the rows' scores when the
-        caller has them (a stacked labeller's, from `page_scores`)."""
-        content = (self.scores(features) if scores is None else scores) > self.threshold
+        caller has them (a stacked labeller's, from `page_scores`). Past ``deadline``
+        (`budget`), `budget.TimeBudgetExceeded`."""
+        if scores is None:
+            scores = self.scores(features, deadline=deadline)
+        content = scores > self.threshold
         if self._container_columns:
             content &= ~(features[:, self._container_columns] > 0).any(axis=1)
         elif self.reads_tag_paths and tag_paths is not None:
             content &= ~container_mask(tag_paths, self.boilerplate_containers)
         return content
 
-    def kinds(self, features: np.ndarray) -> list[str] | None:
+    def kinds(self, features: np.ndarray, *, deadline: float | None = None) -> list[str] | None:
         """The kind (``p``, ``h``, ``l``) of each row, or ``None`` without a kind model."""
         if self.kind_trees is None:
             return None
         if features.shape[0] == 0:
             return []
-        best = self.kind_trees.raw_scores(features).argmax(axis=1)
+        best = self.kind_trees.raw_scores(features, deadline=deadline).argmax(axis=1)
         classes = self.kind_classes
         return [classes[i] for i in best.tolist()]
 
@@ -870,6 +884,7 @@ def label_blocks(
     mode: str,
     labeller_path: str | None = None,
     site_evidence: PageEvidence | None = None,
+    deadline: float | None = None,
 ) -> tuple[list[bool], list[str], BlockLabeller, np.ndarray]:
     """Keep (content) or drop (boilerplate) each block of a page, and name the kind of the
     kept ones.
@@ -882,6 +897,7 @@ def label_blocks(
         labeller_path: a labeller file to use instead.
         site_evidence: what the site's other pages say of each block (`sites.SiteTemplates.assess`);
             read only by a labeller trained with site features.
+        deadline: past it (`budget`), `budget.TimeBudgetExceeded`.
 
     Returns:
         Per block whether it is content; per block its kind, from the labeller's kind model
@@ -894,7 +910,8 @@ def label_blocks(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
     features, main_in = page_features(labeller, blocks, features, site_evidence)
-    scores, features = labeller.page_scores(blocks, features, main_in)
+    check_deadline(deadline, "while labelling")
+    scores, features = labeller.page_scores(blocks, features, main_in, deadline=deadline)
     keep = labeller.predict(
         features, [b.tag_path for b in blocks] if labeller.reads_tag_paths else None,
         scores=scores,
@@ -905,6 +922,7 @@ def label_blocks(
         # the kept rows, gathered column by column: column-major as ``features`` is when
         # built natively, so that the tree walk reads their transpose without a copy
         kept_features = features.T.take(kept, axis=1).T
-        for i, kind in zip(kept.tolist(), labeller.kinds(kept_features) or (), strict=True):
+        found = labeller.kinds(kept_features, deadline=deadline) or ()
+        for i, kind in zip(kept.tolist(), found, strict=True):
             kinds[i] = kind
     return keep.tolist(), kinds, labeller, features

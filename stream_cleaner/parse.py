@@ -13,12 +13,12 @@ import functools
 import io
 import itertools
 import re
-import time
 from collections.abc import Mapping, Sequence
 from html import unescape
 from typing import Any
 
 from ._native import native_module
+from .budget import TimeBudgetExceeded, check_deadline
 from .document import Block
 
 # Elements whose content is never page text.
@@ -207,10 +207,6 @@ _MAX_HEAD_CHARS = 1 << 20
 MAX_TITLE_CHARS = 1000
 
 
-class TimeBudgetExceeded(TimeoutError):
-    """Parsing went past the document's deadline."""
-
-
 class PageTooLarge(ValueError):
     """A page has more blocks than its caller's ``max_blocks``, or elements with more
     attributes than the parsers can read in time (`MAX_ATTRIBUTE_WORK`)."""
@@ -253,8 +249,8 @@ def parse_blocks(
     Args:
         html: the decoded page.
         parser: ``lexbor`` or ``html5lib``.
-        deadline: a ``time.monotonic()`` instant past which parsing stops with
-            `TimeBudgetExceeded`.
+        deadline: an instant of this thread's CPU time (`budget.deadline_after`) past which
+            parsing stops with `TimeBudgetExceeded`.
         utf8: ``html`` in UTF-8, when the caller has it (`decode.Decoded.utf8`): lexbor reads
             it as it is instead of an encoding of ``html``.
         class_words: find `Block.class_words` and `Block.comment_marks`; ``False`` leaves
@@ -879,8 +875,7 @@ def _walk(
         ):
             count += 1
             if not count & 1023:
-                if deadline is not None and time.monotonic() > deadline:
-                    raise TimeBudgetExceeded("time budget exceeded while parsing")
+                check_deadline(deadline, "while parsing")
                 if max_blocks and len(blocks) > max_blocks:
                     raise too_many_blocks(max_blocks)
             if tag in block_tags:
@@ -941,8 +936,7 @@ class _DeadlineReader(io.StringIO):
         self.deadline = deadline
 
     def read(self, size: int | None = -1) -> str:
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise TimeBudgetExceeded("time budget exceeded while parsing (html5lib)")
+        check_deadline(self.deadline, "while parsing (html5lib)")
         return super().read(1024 if size is None or size < 0 else min(size, 1024))
 
 

@@ -35,12 +35,23 @@ MULTILINGUAL_LABELLERS = ("auto", "on", "off")
 
 # Chosen on CleanEval dev only: `python bench/threshold.py` prints the table behind it.
 MAX_SENTENCE_PERPLEXITY_DEFAULT = 3000.0
+# A sentence longer than natural text is dropped as `too_long` in every mode, whatever its
+# perplexity and its block's label: a 5 MB "word" scores as any unknown word does alone, and
+# 5 MB of "A. A." as "A.". No word of any language is longer than 1,000 characters: C4's rule
+# (Raffel et al. 2020, as datatrove's C4QualityFilter and NeMo Curator's LongWordFilter apply
+# it), which also catches minified code. The model's tokens of the text kept on the 2,700
+# benchmark pages (CleanEval, Dragnet, GoogleTrends, modern2026, MultiBoilerNet's Thai) are at
+# most 99 characters long (a form's underline), 173 in Thai, which puts no space between
+# words; their sentences have at most 971 tokens, and 10,000 leaves ten times that.
+MAX_WORD_CHARS_DEFAULT = 1000
+MAX_SENTENCE_TOKENS_DEFAULT = 10_000
 # Pages above this are refused with the reason `too_large` rather than parsed.
 MAX_DOCUMENT_BYTES_DEFAULT = 32 * 1024 * 1024
 # Pages with more text blocks are refused with `too_large` as they parse: memory and time grow
 # with the blocks (about 1 kB each), and of the 2,288 benchmark pages here none has 2,400.
 MAX_BLOCKS_DEFAULT = 100_000
-# Wall-clock seconds one document may take; past it the document ends with `time_budget`.
+# CPU seconds one document may take, of the thread that cleans it (`budget`: a pause or a busy
+# neighbour costs the page nothing); past them the document ends with `time_budget`.
 TIME_BUDGET_SECONDS_DEFAULT = 5.0
 ENV_PREFIX = "STREAM_CLEANER_"
 
@@ -51,11 +62,15 @@ class CleanerSettings:
 
     Attributes:
         max_sentence_perplexity: sentences scoring above it are dropped (the paper's method).
+        max_sentence_tokens, max_word_chars: a sentence of more tokens (the model's, of
+            `lm.normalize`), or with a token of more characters, is dropped as ``too_long``
+            in every mode (`decide.too_long`).
         parser: HTML parser backend, ``lexbor`` (fast, default) or ``html5lib`` (reference).
         model_path: a KenLM binary or ARPA file; ``None`` means the bundled English bigram.
         max_document_bytes: larger bodies are not parsed and end with the error ``too_large``.
         max_blocks: a page with more text blocks ends with ``too_large`` too, as it parses.
-        time_budget_seconds: per-document wall-clock budget; ``0`` disables it.
+        time_budget_seconds: per-document budget, in CPU seconds of the cleaning thread
+            (`budget`); ``0`` disables it.
         mode: ``perplexity``, ``corpus``, ``article`` or ``auto`` (see `MODES`).
         sentence_filter: in the labeller's modes, whether sentences of kept blocks still go
             through the perplexity filter: ``auto`` (as the labeller was trained), ``on`` (with
@@ -81,6 +96,8 @@ class CleanerSettings:
     """
 
     max_sentence_perplexity: float = MAX_SENTENCE_PERPLEXITY_DEFAULT
+    max_sentence_tokens: int = MAX_SENTENCE_TOKENS_DEFAULT
+    max_word_chars: int = MAX_WORD_CHARS_DEFAULT
     parser: str = "lexbor"
     model_path: str | None = None
     max_document_bytes: int = MAX_DOCUMENT_BYTES_DEFAULT
@@ -118,6 +135,8 @@ class CleanerSettings:
             raise ValueError(f"parser must be one of {PARSERS}, not {self.parser!r}")
         if self.max_sentence_perplexity <= 0:
             raise ValueError("max_sentence_perplexity must be positive")
+        if self.max_sentence_tokens <= 0 or self.max_word_chars <= 0:
+            raise ValueError("max_sentence_tokens and max_word_chars must be positive")
         if self.max_document_bytes <= 0:
             raise ValueError("max_document_bytes must be positive")
         if self.max_blocks <= 0:

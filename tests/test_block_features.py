@@ -211,6 +211,21 @@ def test_the_sequence_layer_gives_the_log_odds_torch_gave_when_it_was_trained():
     assert probabilities.shape == (len(rows),) and np.all((probabilities > 0) & (probabilities < 1))
 
 
+def test_a_long_page_is_projected_in_slices_with_the_same_bits(monkeypatch):
+    """The projections of a page longer than `PROJECTION_ROWS` (made in slices, the page's
+    deadline looked at between them) are those of one matrix product, bit for bit."""
+    from stream_cleaner import block_features
+
+    sequence = load_multilingual().sequence
+    rng = np.random.default_rng(7)
+    for n in (block_features.PROJECTION_ROWS + 1, 2 * block_features.PROJECTION_ROWS + 3):
+        rows = sequence.mean + sequence.scale * rng.normal(size=(n, len(sequence.mean)))
+        sliced = sequence.network_logits(rows)
+        monkeypatch.setattr(block_features, "PROJECTION_ROWS", 10 * n)
+        assert np.array_equal(sliced, sequence.network_logits(rows))
+        monkeypatch.undo()
+
+
 def test_the_labeller_weighs_the_trees_and_the_networks_together():
     labeller = load_multilingual()
     rows = _unpacked(_meta()["sequence"]["numpy_check"]["rows"])

@@ -441,6 +441,8 @@ def test_native_decide_page_equals_the_reference(native, monkeypatch):
 
     rnd = random.Random(23)
     texts_pool = ["Hello there.", "123 456", "--", "caf\u00e9", "\u00b2", "_", "\u6771", ""]
+    # too long for the small limits below: a long word, many tokens, many ideographs
+    texts_pool += ["Wordswithoutspaces", "A. A. A. A. A.", "\u6771" * 9, "-----------"]
     for _ in range(3000):
         n = rnd.randint(0, 15)
         texts = rnd.choices(texts_pool, k=n)
@@ -454,6 +456,8 @@ def test_native_decide_page_equals_the_reference(native, monkeypatch):
             "max_sentence_perplexity": rnd.choice([50.0, 3000.0, float("inf")]),
             "content": [rnd.random() < 0.6 for _ in range(5)] if rnd.random() < 0.5 else None,
             "template": frozenset(rnd.sample(range(5), k=rnd.randint(0, 2))),
+            "max_sentence_tokens": rnd.choice([4, 8, 10_000]),
+            "max_word_chars": rnd.choice([5, 12, 1000]),
         }
         columns = lm.score_columns(scores)
         fast = decide.decide_page(texts, block_of, columns, **options)
@@ -591,6 +595,34 @@ def test_native_gru_states_equal_numpy(native, monkeypatch):
     fast = sequence.network_logits(x)
     monkeypatch.setattr(block_features, "native_module", lambda name: None)
     np.testing.assert_allclose(fast, sequence.network_logits(x), rtol=0, atol=1e-12)
+
+
+def test_native_gru_states_stop_at_a_deadline_as_numpy_does(native):
+    """Both recurrences read the page's clock (`budget`: this thread's CPU time) every
+    `RECURRENCE_STEPS` rows: past it they raise, before it they run to the end."""
+    import time
+
+    import numpy as np
+
+    from stream_cleaner.block_features import RECURRENCE_STEPS, gru_states, load_multilingual
+    from stream_cleaner.budget import TimeBudgetExceeded
+
+    sequence = load_multilingual().sequence
+    w_hh, b_hh = sequence.w_hh, sequence.b_hh
+    gates = np.random.default_rng(6).normal(size=(2 * RECURRENCE_STEPS, *b_hh.shape))
+    past, later = time.thread_time() - 1, time.thread_time() + 600
+    with pytest.raises(TimeBudgetExceeded, match="recurrence"):
+        native["sequence"].gru_states(
+            gates, sequence.w_hh_t, b_hh, past, TimeBudgetExceeded, RECURRENCE_STEPS
+        )
+    with pytest.raises(TimeBudgetExceeded, match="recurrence"):
+        gru_states(gates, w_hh, b_hh, deadline=past)
+    fast = native["sequence"].gru_states(
+        gates, sequence.w_hh_t, b_hh, later, TimeBudgetExceeded, RECURRENCE_STEPS
+    )
+    np.testing.assert_allclose(fast, gru_states(gates, w_hh, b_hh, deadline=later), atol=1e-12)
+    short = gates[:RECURRENCE_STEPS]  # no look at the clock before the first step
+    assert len(gru_states(short, w_hh, b_hh, deadline=past)) == RECURRENCE_STEPS
 
 
 def test_native_text_features_equal_numpy(native, monkeypatch):

@@ -428,3 +428,84 @@ def test_the_walk_looks_for_class_words_only_when_a_labeller_reads_them():
         mode="corpus", labeller_path=str(labeller_path("article"))
     )
     assert _reads_class_words(corpus_reading_article, False)
+
+
+def test_a_long_page_is_scored_in_slices_with_the_same_scores(monkeypatch):
+    """Sentences are scored `SCORE_SLICE_CHARS` at a time (the deadline looked at between the
+    slices), each by the model of its language: the same scores as in one pass."""
+    from stream_cleaner import pipeline
+
+    english = "<p>A river is a natural stream of water. The council met on Monday.</p>"
+    chinese = "<p>河流是天然的水道。图书馆在城市的中心。</p>"
+    body = "<html><body>" + (english * 3 + chinese) * 400 + "</body></html>"
+    settings = CleanerSettings(model_path=TINY, mode="perplexity")
+    sliced = clean_document(body, settings=settings)
+    assert len(pipeline._slices([s.text for s in sliced.sentences], pipeline.SCORE_SLICE_CHARS)) > 3
+    monkeypatch.setattr(pipeline, "SCORE_SLICE_CHARS", 1 << 30)
+    whole = clean_document(body, settings=settings)
+    assert sliced.error is whole.error is None
+    assert sliced.sentences == whole.sentences
+    assert {s.language for s in whole.sentences} == {"en", "zh"}
+    assert any(s.perplexity is None for s in whole.sentences)  # Chinese: no model
+
+
+GIANT_JUNK = {
+    "one 5 MB word": "x" * 5_000_000,
+    "5 MB of initials": "A. " * 1_700_000,
+}
+
+
+@pytest.mark.parametrize("junk", GIANT_JUNK, ids=list(GIANT_JUNK))
+@pytest.mark.parametrize("mode", ["perplexity", "corpus", "article"])
+def test_giant_junk_is_dropped_as_too_long_whatever_the_labeller_thinks(junk, mode):
+    """A 5 MB "word" (perplexity 119,195: any unknown word's alone) and 5 MB of "A. A." were
+    each kept as one sentence, in the default mode, since the labeller liked their block
+    (issue 37). Prose beside them stays."""
+    body = (
+        "<html><body><h1>Rivers</h1><p>A river is a natural stream of water. "
+        f"It flows to the sea.</p><p>{GIANT_JUNK[junk]}</p></body></html>"
+    )
+    doc = clean_document(body.encode(), settings=CleanerSettings(mode=mode))
+    assert doc.error is None
+    (giant,) = [s for s in doc.sentences if len(s.text) > 1_000_000]
+    assert not giant.keep
+    if mode != "article":  # the article labeller drops the block itself (boilerplate)
+        assert giant.reason == DropReason.TOO_LONG == "too_long"
+    assert "A river is a natural stream of water." in doc.text
+    assert len(doc.text) < 100
+
+
+def test_too_long_is_measured_in_the_model_s_tokens_at_its_limits():
+    from stream_cleaner.decide import decide_sentences, too_long
+
+    limits = {"max_sentence_tokens": 10_000, "max_word_chars": 1000}
+    assert not too_long("A river " + "x" * 1000 + ".", **limits)
+    assert too_long("A river " + "x" * 1001 + ".", **limits)
+    assert not too_long("-".join(["x" * 1000] * 9), **limits)  # punctuation is a token
+    assert not too_long("a " * 9999 + ".", **limits) and too_long("a " * 10_000 + ".", **limits)
+    # ideographs are a token each: a long Chinese sentence has short tokens
+    assert not too_long("河" * 9000 + "。", **limits) and too_long("河" * 10_001, **limits)
+    # Thai writes no space between words: its long runs are still far from the limit
+    assert not too_long("ที่สำคัญไทยโดยกระทรวงการต่างประเทศ" * 20, **limits)
+    texts = ["x" * 1001, "-" * 1001, "x" * 1001, "A river."]
+    decisions = decide_sentences(texts, [119195.4, None, None, 1e9], max_sentence_perplexity=3000)
+    assert decisions == [
+        (False, "too_long"),  # before the perplexity
+        (False, "no_words"),  # no letter: no_words first
+        (False, "too_long"),  # no model is no excuse
+        (False, "high_perplexity"),
+    ]
+    wider = decide_sentences(texts[:1], [None], max_sentence_perplexity=3000, max_word_chars=2000)
+    assert wider == [(True, None)]
+
+
+def test_the_limits_of_too_long_are_settings():
+    body = "<p>A river is a natural stream of water. " + "y" * 300 + " flows.</p>"
+    assert clean_document(body, settings=LOOSE).dropped == {}
+    tight = LOOSE.with_options(max_word_chars=200)
+    assert clean_document(body, settings=tight).dropped == {"too_long": 1}
+    tight = LOOSE.with_options(max_sentence_tokens=5)
+    assert clean_document(body, settings=tight).dropped == {"too_long": 1}
+    assert CleanerSettings.from_env({"STREAM_CLEANER_MAX_WORD_CHARS": "200"}).max_word_chars == 200
+    with pytest.raises(ValueError, match="max_word_chars"):
+        CleanerSettings(max_word_chars=0)

@@ -672,7 +672,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         block: the `Block` class (positional fields as `parse._walk` passes them).
         block_tags, skip_tags, heading_tags, list_tags, table_tags, form_tags: the tag sets of
             `parse`.
-        deadline: a ``time.monotonic()`` instant, or None.
+        deadline: an instant of this thread's CPU time (``time.thread_time()``: see
+            `budget`), or None.
         timeout_error: the exception class raised past the deadline.
         class_word_groups: `parse.CLASS_WORD_GROUPS`, or None to leave every block's
             ``class_words`` and ``comment_marks`` 0 without reading an attribute.
@@ -723,7 +724,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     walk.n_open = 1
     walk.block_stack[0] = <PyObject *> _HTML
     walk.n_block_stack = 1
-    monotonic = time.monotonic
+    thread_time = time.thread_time
 
     node = root.first_child
     while True:
@@ -776,7 +777,7 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
             if not kind & IS_SKIP and not _hidden(node):
                 count += 1
                 if not count & 1023:
-                    if deadline is not None and monotonic() > deadline:
+                    if deadline is not None and thread_time() > deadline:
                         raise timeout_error("time budget exceeded while parsing")
                     if max_blocks and len(walk.columns[0]) > max_blocks:
                         raise too_many_error(max_blocks)

@@ -316,9 +316,11 @@ cdef extern from "math.h":
 
 def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list n_oovs,
                 unscored, double max_perplexity, content, template, str no_words,
-                str too_high, str site_template, str boilerplate):
+                str too_high, str site_template, str boilerplate, Py_ssize_t shortest_long,
+                too_long, str long):
     """`decide.decide_page` in one pass: the same columns, sums and counts (its Python code
-    is the reference; tests compare both)."""
+    is the reference; tests compare both). ``too_long`` is `decide.too_long` with the
+    settings' limits, asked of the sentences longer than ``shortest_long`` characters only."""
     cdef Py_ssize_t n = len(texts), i
     cdef double lp, x, ppl_value, total_lp = 0.0, kept_lp = 0.0
     cdef long long tokens, total_n = 0, kept_n = 0
@@ -344,6 +346,8 @@ def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list
         perplexities.append(ppl)
         if not words[i]:
             keep, reason = False, no_words
+        elif len(<str> texts[i]) > shortest_long and too_long(texts[i]):
+            keep, reason = False, long
         elif ppl is None:
             keep, reason = True, None
         elif ppl_value > max_perplexity:

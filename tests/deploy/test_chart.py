@@ -200,6 +200,8 @@ def test_every_setting_reaches_the_worker() -> None:
             multilingual_labeller="on",
             multilingual_labeller_path="/srv/models/labeller-multilingual.json",
             max_sentence_perplexity=1500.5,
+            max_sentence_tokens=5000,
+            max_word_chars=500,
             parser="html5lib",
             model_path="/srv/models/en.klm",
             models="de=/srv/models/de.klm,zh=/srv/models/zh.klm",

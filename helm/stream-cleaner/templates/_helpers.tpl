@@ -155,6 +155,8 @@ STREAM_CLEANER_SENTENCE_FILTER: {{ .Values.cleaner.sentenceFilter | quote }}
 STREAM_CLEANER_CONTENT_GUARD: {{ .Values.cleaner.contentGuard | toString | quote }}
 STREAM_CLEANER_MULTILINGUAL_LABELLER: {{ .Values.cleaner.multilingualLabeller | quote }}
 STREAM_CLEANER_MAX_SENTENCE_PERPLEXITY: {{ .Values.cleaner.maxSentencePerplexity | toString | quote }}
+STREAM_CLEANER_MAX_SENTENCE_TOKENS: {{ .Values.cleaner.maxSentenceTokens | int64 | toString | quote }}
+STREAM_CLEANER_MAX_WORD_CHARS: {{ .Values.cleaner.maxWordChars | int64 | toString | quote }}
 STREAM_CLEANER_PARSER: {{ .Values.cleaner.parser | quote }}
 STREAM_CLEANER_MAX_DOCUMENT_BYTES: {{ .Values.cleaner.maxDocumentBytes | int64 | toString | quote }}
 STREAM_CLEANER_MAX_BLOCKS: {{ .Values.cleaner.maxBlocks | int64 | toString | quote }}

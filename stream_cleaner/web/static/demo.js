@@ -7,6 +7,7 @@
   const REASON_NAMES = {
     high_perplexity: "dropped: perplexity above the limit",
     no_words: "dropped: no words",
+    too_long: "dropped: longer than any sentence or word",
     time_budget: "dropped: out of processing time",
     boilerplate: "dropped: boilerplate block (labeller)",
     site_template: "dropped: repeats across the site",

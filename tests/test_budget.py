@@ -1,0 +1,131 @@
+"""The per-page time budget counts the cleaning thread's CPU: not a pause, not a neighbour."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from stream_cleaner import CleanerSettings, ErrorReason, clean_document, pipeline
+
+from .conftest import DATA, REPO
+
+TINY = str(DATA / "tiny.arpa")
+PAGE = "<html><body>" + "<p>A river is a natural stream of water. Bread is food.</p>" * 200
+
+
+def _stopped(pid: int) -> bool:
+    """Whether a process is stopped (state T in /proc/PID/stat)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rpartition(")")[2].split()[0] in ("T", "t")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_worker_paused_mid_page_does_not_spend_the_page_s_budget():
+    """SIGSTOP in the middle of a page, for four times its budget: the page is cleaned."""
+    child = textwrap.dedent(
+        f"""
+        import os, signal
+        from stream_cleaner import CleanerSettings, clean_document, pipeline
+        settings = CleanerSettings(model_path={TINY!r}, time_budget_seconds=0.25)
+        page = {PAGE!r}
+        clean_document(page, settings=settings)  # loads the models and labellers
+        split = pipeline.split_blocks
+        def stopping(*args):
+            os.kill(os.getpid(), signal.SIGSTOP)  # the test continues it a second later
+            return split(*args)
+        pipeline.split_blocks = stopping
+        doc = clean_document(page, settings=settings)
+        print(doc.error, doc.error_detail, len(doc.sentences))
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", child], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        limit = time.monotonic() + 120
+        while not _stopped(proc.pid):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < limit, "the child never stopped"
+            time.sleep(0.02)
+        time.sleep(1.0)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert out.split() == ["None", "None", "400"]
+
+
+def test_a_page_starved_by_a_busy_neighbour_thread_does_not_spend_its_budget(monkeypatch):
+    """The cleaning thread waits (as one does for a core or the GIL) while another thread of
+    the process burns twice the page's budget of CPU: neither counts."""
+    settings = CleanerSettings(model_path=TINY, time_budget_seconds=0.2, mode="perplexity")
+    clean_document(PAGE, settings=settings)
+    done = threading.Event()
+
+    def neighbour() -> None:
+        block = os.urandom(1 << 20)
+        while not done.is_set():
+            sum(block[:4096])  # Python work: CPU of this thread, and GIL time
+
+    split = pipeline.split_blocks
+
+    def starved(*args):
+        started = time.process_time()
+        while time.process_time() - started < 2 * settings.time_budget_seconds:
+            time.sleep(0.01)
+        return split(*args)
+
+    monkeypatch.setattr(pipeline, "split_blocks", starved)
+    thread = threading.Thread(target=neighbour, daemon=True)
+    thread.start()
+    try:
+        doc = clean_document(PAGE, settings=settings)
+    finally:
+        done.set()
+        thread.join()
+    assert (doc.error, len(doc.sentences)) == (None, 400)
+
+
+def _cjk_page(blocks: int) -> str:
+    """A page of ``blocks`` paragraphs of CJK ideographs: no model scores them, so the corpus
+    mode runs every labeller, the multilingual one's recurrence included."""
+    rng = random.Random(37)
+    ideographs = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
+    paragraphs = (
+        "<p>" + "".join(rng.choices(ideographs, k=rng.randint(10, 40))) + "。</p>"
+        for _ in range(blocks)
+    )
+    return "<html><body>" + "".join(paragraphs) + "</body></html>"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("share", [0.25, 0.5, 0.75])
+def test_a_page_over_its_budget_stops_within_a_tenth_of_it(share):
+    """A 20,000-block page cleaned with a budget of a share of what it costs stops within 10 %
+    of the budget, wherever in the page the budget runs out."""
+    page = _cjk_page(20_000).encode()
+    unlimited = CleanerSettings(time_budget_seconds=0)
+    clean_document(page, settings=unlimited)  # loads and warms what the page needs
+    started = time.thread_time()
+    doc = clean_document(page, settings=unlimited)
+    cost = time.thread_time() - started
+    assert doc.error is None
+    budget = share * cost
+    started = time.thread_time()
+    doc = clean_document(page, settings=CleanerSettings(time_budget_seconds=budget))
+    spent = time.thread_time() - started
+    assert doc.error == ErrorReason.TIME_BUDGET
+    assert spent < 1.1 * budget, (doc.error_detail, spent, budget)
