@@ -1,4 +1,5 @@
-"""Single-core throughput of stream-cleaner and its peers on the CleanEval pages.
+"""Single-core throughput of stream-cleaner and its peers on the CleanEval pages (or the 2026
+pages, ``--pages modern2026``).
 
 One process, one run: the process pins itself to CPU 0, loads the pages, then for each system
 runs a warm-up pass over a few pages and times one full pass over all of them with
@@ -9,6 +10,11 @@ counts the raw input bytes (10**6 bytes a MB) for every system alike.
 Run it in the bench venv (``bash bench/setup-env.sh``)::
 
     .cache/bench-venv/bin/python bench/throughput.py [--limit N] [--systems a,b] [--json PATH]
+    .cache/bench-venv/bin/python bench/throughput.py --pages modern2026 --passes 3
+
+With ``--passes N`` the systems take turns for N timed passes each (every system's first
+pass, then every system's second...) and each system's speed is the median of its passes:
+a slow minute of the host then falls on every system, and the ratios to the baseline hold.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import peers
-from data import CLEANEVAL_SPLITS, Page, decode_for_peers, load_cleaneval
+from data import CLEANEVAL_SPLITS, Page, decode_for_peers, load_cleaneval, load_page_set
 
 BASELINE = "resiliparse"
 # name -> (parser, mode): the paper's filter on both parsers (issue 2's core), and the block
@@ -39,6 +45,7 @@ STREAM_CLEANER_VARIANTS = {
     "stream-cleaner-html5lib": ("html5lib", "perplexity"),
     "stream-cleaner-corpus": ("lexbor", "corpus"),
     "stream-cleaner-article": ("lexbor", "article"),
+    "stream-cleaner-auto": ("lexbor", "auto"),
 }
 SYSTEMS = (*STREAM_CLEANER_VARIANTS, *peers.PEERS)
 WARMUP_PAGES_DEFAULT = 5
@@ -312,6 +319,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description="Single-core throughput of stream-cleaner and its peers on CleanEval.",
     )
     parser.add_argument("--split", choices=CLEANEVAL_SPLITS, default="test")
+    parser.add_argument(
+        "--pages",
+        metavar="SET",
+        help="time a page set in the generic layout instead of CleanEval (modern2026, or a "
+        "folder under .cache/data or absolute)",
+    )
+    parser.add_argument(
+        "--passes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="timed passes per system, the systems taking turns; the median counts (1)",
+    )
     parser.add_argument("--limit", type=int, metavar="N", help="time only the first N pages")
     parser.add_argument(
         "--systems",
@@ -352,6 +372,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--limit must be at least 1")
     if args.warmup_pages < 1:
         parser.error("--warmup-pages must be at least 1: the warm-up loads lazy parts")
+    if args.passes < 1:
+        parser.error("--passes must be at least 1")
     return args
 
 
@@ -370,15 +392,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # those to the terminal would be timed too, and would bury the table.
         logging.disable(logging.ERROR)
     affinity = pin_to_one_core(args.cpu)
-    pages = load_cleaneval(args.split)[: args.limit]
+    if args.pages:
+        pages = load_page_set(args.pages, limit=args.limit)
+        label = args.pages
+    else:
+        pages = load_cleaneval(args.split)[: args.limit]
+        label = f"CleanEval {args.split}"
     input_bytes = sum(len(p.raw) for p in pages)
     print(
-        f"CleanEval {args.split}: {len(pages)} pages, {input_bytes / 1e6:.1f} MB; {affinity}; "
+        f"{label}: {len(pages)} pages, {input_bytes / 1e6:.1f} MB; {affinity}; "
         f"Python {platform.python_version()}",
         file=sys.stderr,
     )
 
-    rows: list[Row] = []
+    systems: dict[str, System] = {}
     skipped: dict[str, str] = {}
     for name in args.systems:
         build = build_stream_cleaner if name in STREAM_CLEANER_VARIANTS else build_peer
@@ -389,12 +416,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             skipped[name] = f"{type(exc).__name__}: {exc}"
             print(f"skipping {name}: {skipped[name]}", file=sys.stderr)
             continue
-        row = measure(system, pages)
-        print(
-            f"{name}: {row.seconds:.2f} s, {row.pages_per_second:.1f} pages/s",
-            file=sys.stderr,
-        )
-        rows.append(row)
+        systems[name] = system
+    passes: dict[str, list[Row]] = {name: [] for name in systems}
+    for turn in range(args.passes):
+        for name, system in systems.items():
+            row = measure(system, pages)
+            print(
+                f"{name}: pass {turn + 1}/{args.passes}, {row.seconds:.2f} s, "
+                f"{row.pages_per_second:.1f} pages/s",
+                file=sys.stderr,
+            )
+            passes[name].append(row)
+    # each system's median pass (by time)
+    rows = [sorted(runs, key=lambda r: r.seconds)[len(runs) // 2] for runs in passes.values()]
 
     if rows:
         print(format_table(rows))
@@ -405,6 +439,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         report = {
             "split": args.split,
+            "page_set": args.pages,
+            "passes": args.passes,
             "pages": len(pages),
             "input_bytes": input_bytes,
             "cpu": affinity,
