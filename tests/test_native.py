@@ -89,6 +89,16 @@ def test_native_walk_keeps_custom_tags_to_their_page(native):
     ]  # fmt: skip
 
 
+def test_native_walk_walks_react_streamed_segments_as_the_reference_does(native):
+    from .test_parse import REACT_STREAMED_PAGE
+
+    reference, fast = _walks(REACT_STREAMED_PAGE)
+    assert fast == reference
+    texts = [block.text for block in fast]
+    assert texts[-4:] == ["Title", "The story, told late.", "Comments", "Cell"]
+    assert fast[-4].tag_path == "html body div article h1"
+
+
 def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
     pages = [TRICKY_PAGE, "", "<p>only", "text without tags", "<div>" * 3000 + "deep"]
     pages += [decode_body(path.read_bytes()).text for path in sorted(SAMPLES.glob("*.html"))]

@@ -17,6 +17,7 @@ from stream_cleaner.parse import (
     attribute_work,
     class_groups,
     extract_text,
+    hidden_element,
     limit_nesting,
     looks_like_html,
     markup_work,
@@ -232,6 +233,49 @@ def test_the_python_walk_over_lexbor_skips_hidden_elements_as_the_native_one_doe
     )
     assert [b.text for b in _walk(LexborHTMLParser(html).root, None)] == ["a", "c", "f"]
     assert [b.text for b in parse_blocks(html)] == ["a", "c", "f"]
+
+
+# a page as React's streaming server rendering sends it (Next.js App Router): the content comes
+# late, in hidden segments that a script moves into their placeholders
+REACT_STREAMED_PAGE = """<!DOCTYPE html><html><body><header>Site</header>
+<main><!--$?--><template id="B:0"></template><p>Loading...</p><!--/$--></main>
+<footer>Footer</footer>
+<div hidden id="S:0"><article><h1>Title</h1><p>The story, <!--$?--><template id="B:1"></template>
+<!--/$-->told late.</p></article></div><script>$RC("B:0","S:0")</script>
+<div hidden id="S:1a"><p>Comments</p></div><script>$RC("B:1","S:1a")</script>
+<table hidden id="S:2"><tbody><tr><td>Cell</td></tr></tbody></table>
+<div hidden id="S:">no digits</div><div hidden id="s:3">lower s</div>
+<div hidden id="xS:3">prefix</div><div hidden id="S:3 ">space</div><div hidden id="S:G">G</div>
+<div hidden id="P:3">P</div><div hidden>no id</div><div id="S:4" style="display:none">styled</div>
+<dialog hidden id="S:5">closed dialog</dialog></body></html>"""
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_react_streamed_segments_are_walked_though_hidden(parser):
+    """A crawler runs no script, so a segment is never moved and revealed: its blocks come at
+    the end of the page; every other hidden element stays hidden."""
+    blocks = [b.text for b in parse_blocks(REACT_STREAMED_PAGE, parser=parser)]
+    assert blocks == ["Site", "Loading...", "Footer", "Title", "The story, told late.",
+                      "Comments", "Cell"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tag", "attributes", "hidden"),
+    [
+        ("div", {"hidden": "", "id": "S:0"}, False),
+        ("div", {"hidden": None, "id": "S:9f"}, False),
+        ("table", {"hidden": "", "id": "S:2"}, False),
+        ("div", {"hidden": "", "id": "S:"}, True),
+        ("div", {"hidden": "", "id": "S:9F"}, True),  # React writes lower case hex
+        ("div", {"hidden": "", "id": "B:0"}, True),
+        ("div", {"hidden": "", "id": "app-S:0"}, True),
+        ("div", {"hidden": "", "id": None}, True),
+        ("div", {"id": "S:0", "style": "display: none"}, True),
+        ("dialog", {"hidden": "", "id": "S:0"}, True),
+    ],
+)
+def test_hidden_element_spares_react_segments_only(tag, attributes, hidden):
+    assert hidden_element(tag, attributes) is hidden
 
 
 def test_backends_agree_on_the_bundled_samples():

@@ -96,14 +96,29 @@ cdef bint _until_found(_LexborString *value) noexcept nogil:
     return True
 
 
+cdef bint _react_segment_id(_LexborString *value) noexcept nogil:
+    """Whether an ``id`` is a segment's of React's streaming server rendering: ``S:`` and
+    lower-case hex digits (`parse._REACT_SEGMENT_ID`)."""
+    cdef size_t i
+    if value == NULL or value.length < 3 or value.data[0] != 83 or value.data[1] != 58:  # 'S:'
+        return False
+    for i in range(2, value.length):
+        if not (48 <= value.data[i] <= 57 or 97 <= value.data[i] <= 102):  # 0-9, a-f
+            return False
+    return True
+
+
 cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
     """Whether a browser would show none of an element (`parse.hidden_element`): its inline
-    style hides it, it has the ``hidden`` attribute, or it is a ``dialog`` that is not open."""
+    style hides it, it has the ``hidden`` attribute (unless it is a React segment), or it is
+    a ``dialog`` that is not open."""
     cdef _Attr *attr = (<_Element *> node).first_attr
     cdef const lxb_char_t *s
     cdef size_t n, at
     cdef bint dialog = node.local_name == LXB_TAG_DIALOG
     cdef bint is_open = False
+    cdef bint hidden = False
+    cdef bint segment = False
     while attr != NULL:
         if attr.node.local_name == LXB_DOM_ATTR_STYLE:
             if attr.value != NULL:
@@ -114,13 +129,15 @@ cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
                         return True
                     if (s[at] | 32) == 118 and _declares(s, n, at, "visibility", "hidden"):
                         return True
+        elif attr.node.local_name == LXB_DOM_ATTR_ID:
+            segment = _react_segment_id(attr.value)
         elif attr.node.local_name > LXB_DOM_ATTR__LAST_ENTRY:
             if sc_attr_is(attr.node.local_name, "hidden", 6) and not _until_found(attr.value):
-                return True
+                hidden = True
             if dialog and sc_attr_is(attr.node.local_name, "open", 4):
                 is_open = True
         attr = attr.next
-    return dialog and not is_open
+    return (hidden and not segment) or (dialog and not is_open)
 
 
 cdef inline lxb_char_t _lower(lxb_char_t c) noexcept nogil:
