@@ -142,32 +142,38 @@ _CONTENT = re.compile(r"\bcontent\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNOREC
 _LINK_HOST = re.compile(r"\b(?:href|src|action)\s*=\s*[\"']?https?://([\w.-]+)", re.IGNORECASE)
 
 
-def find_page_url(html: str) -> str:
+def find_page_url(html: str, *, hosts: bool = True) -> str:
     """The page's own URL as it declares it, for pages that arrive without one.
 
     Looks at ``<link rel=canonical>``, ``<meta property=og:url>`` and ``<base href>``, in that
-    order, then falls back to ``http://HOST/`` for the host most of the page's absolute links,
-    images and forms point to. Only the first 256 KiB are searched.
+    order, then (with ``hosts``) falls back to ``http://HOST/`` for the host most of the page's
+    absolute links, images and forms point to. Only the first 256 KiB are searched.
 
     Returns:
-        A URL, or ``""`` when the page names no host at all.
+        A URL, or ``""`` when the page names no host at all (without ``hosts``: declares no
+        URL).
     """
     head = html[:262144]
-    canonical = _first_tag(_LINK_TAG, _IS_CANONICAL, head)
-    og_url = _first_tag(_META_TAG, _IS_OG_URL, head)
-    base = _BASE.search(head)
-    for tag, value_pattern in ((canonical, _HREF), (og_url, _CONTENT), (base, _HREF)):
+    # each search only when the ones before found nothing: the last ones read all 256 KiB
+    for find, value_pattern in (
+        (lambda: _first_tag(_LINK_TAG, _IS_CANONICAL, head), _HREF),
+        (lambda: _first_tag(_META_TAG, _IS_OG_URL, head), _CONTENT),
+        (lambda: _BASE.search(head), _HREF),
+    ):
+        tag = find()
         if tag is not None:
             value = value_pattern.search(tag.group())
             if value is not None:
                 return value.group(1)
-    hosts: dict[str, int] = {}
-    for found in _LINK_HOST.findall(head):
-        host = found.lower()
-        hosts[host] = hosts.get(host, 0) + 1
     if not hosts:
         return ""
-    return f"http://{max(hosts, key=hosts.__getitem__)}/"
+    found_hosts: dict[str, int] = {}
+    for found in _LINK_HOST.findall(head):
+        host = found.lower()
+        found_hosts[host] = found_hosts.get(host, 0) + 1
+    if not found_hosts:
+        return ""
+    return f"http://{max(found_hosts, key=found_hosts.__getitem__)}/"
 
 
 def _first_tag(tags: re.Pattern[str], named: re.Pattern[str], head: str) -> re.Match[str] | None:

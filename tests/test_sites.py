@@ -72,7 +72,13 @@ def test_site_of_and_find_page_url():
     assert find_page_url('<base href="https://b.example/">') == "https://b.example/"
     links = '<a href="http://c.example/1">x</a><img src="http://c.example/i.png"><a href="http://d.example">'
     assert find_page_url(links) == "http://c.example/"
+    assert find_page_url(links, hosts=False) == ""  # declared URLs only (the page's type)
     assert find_page_url("<p>no links</p>") == ""
+    # a canonical link whose href is not absolute gives way to the next declaration
+    relative = (
+        '<link rel="canonical" href="/x"><meta property="og:url" content="http://e.example/y">'
+    )
+    assert find_page_url(relative, hosts=False) == "http://e.example/y"
 
 
 def test_a_head_of_unclosed_link_and_meta_tags_is_searched_in_linear_time():
