@@ -151,6 +151,12 @@ class CleanedDocument:
         guard: why the content-loss guard changed the labeller's decision
             (`guard.GuardReason`: ``content_loss``, the page's longest run of prose was
             dropped and is kept), or ``None`` when it did not.
+        page_type: what kind of page it is, one of `page_types.PAGE_TYPES` (``article``,
+            ``forum``, ``documentation``, ``product``, ``collection``, ``listing``,
+            ``service``); ``""`` when not determined: in perplexity mode, for plain text,
+            empty pages and errors.
+        page_type_confidence: the page-type model's probability of ``page_type`` (0 for
+            ``""``).
     """
 
     id: str
@@ -170,6 +176,8 @@ class CleanedDocument:
     language: Language = UNDETERMINED
     title: str = ""
     guard: str | None = None
+    page_type: str = ""
+    page_type_confidence: float = 0.0
 
     @property
     def n_kept(self) -> int:
@@ -196,6 +204,8 @@ class CleanedDocument:
             "language": self.language.code,
             "language_confidence": self.language.confidence,
             "guard": self.guard,
+            "page_type": self.page_type,
+            "page_type_confidence": self.page_type_confidence,
         }
         if sentences:
             out["sentences"] = [s.to_dict() for s in self.sentences]

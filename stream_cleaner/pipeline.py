@@ -28,7 +28,7 @@ import operator
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._native import native_module
 from .block_features import load_multilingual
@@ -60,6 +60,7 @@ from .lm import (
     normalize_many,
     score_columns,
 )
+from .page_types import classify_page, load_page_types
 from .parse import (
     PageTooLarge,
     looks_like_html,
@@ -71,6 +72,9 @@ from .parse import (
 from .segment import join_kept, split_blocks
 from .settings import CleanerSettings
 from .sites import PageEvidence, SiteTemplates, find_page_url, site_of
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _DEFAULT_SETTINGS = CleanerSettings()
 
@@ -117,6 +121,7 @@ def clean_document(
     identifier().model  # noqa: B018 - and the language identifier's
     if settings.mode != "perplexity":
         load_labeller(settings.mode, settings.labeller_path)  # the same for the labellers
+        load_page_types()  # and the page-type model
         if settings.multilingual_labeller != "off":
             load_multilingual(settings.multilingual_labeller_path)
     run = _Run(raw, settings, model, models)
@@ -293,6 +298,12 @@ class _Run:
         self.block_kinds: tuple[str, ...] = ()
         self.title = ""
         self.guard: str | None = None  # why the content-loss guard changed the decision
+        # the page's markup and whether its blocks have their class and id words: set for
+        # an HTML page, whose type `page_types` then names in the labeller's modes
+        self.html: str | None = None
+        self.class_words = False
+        self.page_type = ""
+        self.page_type_confidence = 0.0
         # (total log10 p, tokens, kept log10 p, kept tokens, drops by reason), once decided
         self.totals: tuple[float, int, float, int, dict[str, int]] | None = None
 
@@ -338,12 +349,14 @@ class _Run:
                     raise too_many_blocks(settings.max_blocks)
             else:
                 self.title = page_title(text)
+                self.html = text
+                self.class_words = _reads_class_words(settings, self.sites is not None)
                 blocks = parse_blocks(
                     text,
                     parser=settings.parser,
                     deadline=self.deadline,
                     utf8=utf8,
-                    class_words=_reads_class_words(settings, self.sites is not None),
+                    class_words=self.class_words,
                     max_blocks=settings.max_blocks,
                 )
         except PageTooLarge as exc:
@@ -442,6 +455,9 @@ class _Run:
                 content, self.guard = guard_content(content, blocks, rows)
             self.block_kinds = tuple(kinds)
             t = self._lap("label", t)
+            if self.html is not None:
+                self._classify_page(blocks, rows)
+                t = self._lap("page_type", t)
             check_deadline(self.deadline, "while labelling")
         columns, totals, dropped = decide_page(
             texts, block_of, scores, unscored=unscored, max_sentence_perplexity=max_ppl,
@@ -457,6 +473,15 @@ class _Run:
         self.totals = (*totals, dropped)
         self.block_texts = join_kept(texts, block_of, keeps)
         self._lap("decide", t)
+
+    def _classify_page(self, blocks: list[Block], rows: np.ndarray) -> None:
+        """Name the page's type (`page_types`) from the labeller's rows and the page's URL:
+        the fetched one, else the one the page declares (canonical, og:url, base)."""
+        assert self.html is not None
+        url = self.raw.url or find_page_url(self.html, hosts=False)
+        self.page_type, self.page_type_confidence = classify_page(
+            blocks, rows, url, class_words=self.class_words
+        )
 
     def _multilingual_applies(self) -> bool:
         """Whether the multilingual labeller has a say on this page's blocks (see
@@ -560,6 +585,8 @@ class _Run:
             language=self.language,
             title=self.title,
             guard=self.guard,
+            page_type=self.page_type if self.error is None else "",
+            page_type_confidence=self.page_type_confidence if self.error is None else 0.0,
         )
 
 

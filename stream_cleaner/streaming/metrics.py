@@ -2,10 +2,10 @@
 
 Names start with ``stream_cleaner_``, use base units (seconds, bytes), counters end in
 ``_total``, latencies are histograms, and labels are bounded: dead-letter and drop reasons
-(closed sets), stage names and languages (`language.metric_label`: 26 codes, ``und`` and
-``other``), never ids, URLs or hosts. Counters count processing, so an
-input that is replayed after a crash is counted again: compare them with the output topics
-knowing that at-least-once delivery allows duplicates.
+(closed sets), stage names, languages (`language.metric_label`: 26 codes, ``und`` and
+``other``) and page types (`page_types.PAGE_TYPES` and ``none``), never ids, URLs or hosts.
+Counters count processing, so an input that is replayed after a crash is counted again:
+compare them with the output topics knowing that at-least-once delivery allows duplicates.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from prometheus_client.utils import floatToGoString
 
 from ..guard import GuardReason
 from ..language import METRIC_LANGUAGES, UNKNOWN, metric_label
+from ..page_types import METRIC_UNDETERMINED, PAGE_TYPES
+from ..page_types import metric_label as page_type_label
 
 if TYPE_CHECKING:
     from ..sites import SiteTemplates
@@ -36,7 +38,9 @@ if TYPE_CHECKING:
 PREFIX: Final = "stream_cleaner_"
 # The core's stages as `CleanedDocument.seconds` names them (label: corpus and article modes only),
 # plus the worker's own.
-CORE_STAGES: Final = ("decode", "parse", "language", "split", "score", "label", "decide")
+CORE_STAGES: Final = (
+    "decode", "parse", "language", "split", "score", "label", "page_type", "decide"
+)  # fmt: skip
 STAGE_PUBLISH: Final = "publish"
 _CORE_STAGE_SET = frozenset(CORE_STAGES)
 # Perplexities of English sentences under a bigram model span 10 to 10^6.
@@ -215,6 +219,14 @@ class WorkerMetrics:
             ["guard"],
             registry=r,
         )
+        self.documents_by_page_type = Counter(
+            PREFIX + "documents_by_page_type",
+            "Cleaned documents by the kind of page (article, forum, documentation, product, "
+            "collection, listing, service; 'none' when not determined: perplexity mode, plain "
+            "text, empty pages, errors).",
+            ["page_type"],
+            registry=r,
+        )
         self.sentence_perplexity = BulkHistogram(
             PREFIX + "sentence_perplexity",
             "Perplexity of scored sentences (those with at least one token).",
@@ -316,6 +328,10 @@ class WorkerMetrics:
             language: self.documents_by_language.labels(language)
             for language in (*sorted(METRIC_LANGUAGES), UNKNOWN, "other")
         }
+        self._page_type_children = {
+            label: self.documents_by_page_type.labels(label)
+            for label in (*PAGE_TYPES, METRIC_UNDETERMINED)
+        }
 
     def observe_received(self, msg: InputMessage) -> None:
         """Count one input message and its bytes."""
@@ -337,6 +353,7 @@ class WorkerMetrics:
         dead: dict[str, int] = {}
         guarded: dict[str, int] = {}
         languages: dict[str, int] = {}
+        page_types: dict[str, int] = {}
         dropped: dict[str, int] = {}
         stages: list[tuple[str, float]] = []
         totals: list[tuple[str, float]] = []
@@ -368,6 +385,8 @@ class WorkerMetrics:
             languages[language] = languages.get(language, 0) + 1
             if doc.guard is not None:
                 guarded[doc.guard] = guarded.get(doc.guard, 0) + 1
+            page_type = page_type_label(doc.page_type)
+            page_types[page_type] = page_types.get(page_type, 0) + 1
             # one update per reason, not per sentence: pages have hundreds
             for reason, count in doc.dropped.items():
                 dropped[reason] = dropped.get(reason, 0) + count
@@ -387,6 +406,8 @@ class WorkerMetrics:
             self._language_children[language].inc(n)
         for guard, n in guarded.items():
             self.documents_guarded.labels(guard).inc(n)
+        for page_type, n in page_types.items():
+            self._page_type_children[page_type].inc(n)
         for reason, n in dropped.items():
             (self._dropped_children.get(reason) or self.sentences_dropped.labels(reason)).inc(n)
         self.sentences_kept.inc(kept)

@@ -693,6 +693,8 @@ def document_record(doc: CleanedDocument, *, model_id: str | None = None) -> Key
         "language": doc.language.code,
         "language_confidence": doc.language.confidence,
         "guard": doc.guard,
+        "page_type": doc.page_type,
+        "page_type_confidence": doc.page_type_confidence,
     }
     return _key(doc.id), orjson.dumps(value, option=_DUMPS_OPTIONS)
 
@@ -880,12 +882,14 @@ class DocumentStats(NamedTuple):
     dropped: Mapping[str, int]
     n_sentences: int
     guard: str | None = None
+    page_type: str = ""
 
     @classmethod
     def of(cls, doc: CleanedDocument) -> DocumentStats:
         return cls(
-            doc.error, doc.language.code, doc.seconds, doc.dropped, len(doc.sentences), doc.guard
-        )
+            doc.error, doc.language.code, doc.seconds, doc.dropped, len(doc.sentences),
+            doc.guard, doc.page_type,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
