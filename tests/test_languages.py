@@ -273,6 +273,8 @@ def test_the_multilingual_labeller_has_a_say_only_where_no_model_scores_the_page
 
     def kept(page, **options):
         options.setdefault("mode", "corpus")
+        # the content-loss guard would keep the vetoed page's prose again (as it should)
+        options.setdefault("content_guard", False)
         doc = clean_document(
             page, settings=CleanerSettings(multilingual_labeller_path=veto, **options)
         )
