@@ -351,7 +351,10 @@ def origin():
 def test_fetching_refuses_private_addresses_unless_allowed(origin):
     settings = WebSettings(fetch_urls=True, max_fetch_bytes=100_000, fetch_timeout_seconds=5)
     with running(create_web_app(settings)) as url:
-        for target in (origin + "/page", origin.replace("127.0.0.1", "localhost") + "/page"):
+        port = origin.rsplit(":", 1)[1]
+        loopback = ("127.0.0.1", "localhost", "[::ffff:127.0.0.1]", "[::7f00:1]",
+                    "[64:ff9b::7f00:1]", "[2002:7f00:1::1]")  # fmt: skip
+        for target in (f"http://{host}:{port}/page" for host in loopback):
             status, answer = clean(url, url=target)
             assert (status, answer["error"]["code"]) == (403, "address_not_allowed"), target
         long_label = "http://" + "a" * 64 + ".example/"  # IDNA refuses labels over 63
@@ -387,6 +390,22 @@ def test_fetching_refuses_private_addresses_unless_allowed(origin):
         ("fd00::1", False),
         ("::ffff:127.0.0.1", False),
         ("224.0.0.1", False),
+        # IPv6 forms that stand for an IPv4 address are judged as that address
+        ("::7f00:1", False),  # IPv4-compatible 127.0.0.1
+        ("::a9fe:a9fe", False),  # IPv4-compatible 169.254.169.254
+        ("::ffff:0:7f00:1", False),  # IPv4-translated (SIIT)
+        ("64:ff9b::7f00:1", False),  # NAT64's well-known prefix
+        ("64:ff9b::a00:1", False),
+        ("64:ff9b::808:808", True),
+        ("64:ff9b:1::808:808", False),  # NAT64's local-use prefix
+        # tunnels: the IPv6 address and each IPv4 endpoint it carries must be public
+        ("2002:7f00:1::1", False),  # 6to4 through 127.0.0.1
+        ("2002:a9fe:a9fe::1", False),
+        ("2002:808:808::1", True),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),  # Teredo
+        ("2606:4700::5efe:7f00:1", False),  # ISATAP to 127.0.0.1 under a public prefix
+        ("2606:4700::200:5efe:a00:1", False),
+        ("2606:4700::200:5efe:808:808", True),
     ],
 )
 def test_is_public_address(address, public):
