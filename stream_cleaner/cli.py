@@ -1315,7 +1315,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     for path in [cleaner.model_path, *languages, *(path for _, path in web.models)]:
         if not Path(path or DEFAULT_MODEL_PATH).is_file():
             raise FileNotFoundError(f"no model file {path}")
-    run_server(create_web_app(web, cleaner), host=args.host, port=args.port)
+    run_server(create_web_app(web, cleaner), host=args.host, port=args.port, settings=web)
     return 0
 
 

@@ -21,6 +21,7 @@ from .metrics import CONTENT_TYPE
 if TYPE_CHECKING:
     import faust
 
+    from ..web.config import WebSettings
     from .app import WorkerRuntime
 
 
@@ -61,10 +62,43 @@ def register_demo(app: faust.App, runtime: WorkerRuntime) -> None:
         app.page(route.path, name=name)(type(name, (faust.web.View,), {route.method.lower(): call}))
 
 
+def guard_port(app: faust.App, settings: WebSettings) -> None:
+    """Run ``app``'s web server on a `web.connections.GuardedRunner`: the header timeout and
+    connection cap of ``settings``, as ``stream-cleaner serve`` has.
+
+    Faust's aiohttp driver (faust-streaming 0.15) makes its ``AppRunner`` in its constructor
+    and keeps it as ``_runner``, with aiohttp's defaults: a request head awaited for 3,630 s,
+    any number of connections. Its ``start_server`` sets that runner up and starts a site on
+    it, so the runner is replaced before the server starts.
+
+    Raises:
+        RuntimeError: the driver no longer keeps an ``AppRunner`` there, or has started it.
+    """
+    from aiohttp import web
+
+    from ..web.connections import GuardedRunner
+
+    driver = app.web
+    runner = getattr(driver, "_runner", None)
+    if type(runner) is not web.AppRunner or runner.server is not None:
+        raise RuntimeError(
+            f"Faust's web driver {type(driver).__name__} has no AppRunner to replace "
+            f"(found {runner!r}): check streaming.views.guard_port against this faust-streaming"
+        )
+    driver._runner = GuardedRunner(
+        driver.web_app,
+        header_timeout_seconds=settings.header_timeout_seconds,
+        max_connections=settings.max_connections,
+        access_log=None,
+    )
+
+
 def register_views(app: faust.App, runtime: WorkerRuntime) -> None:
-    """Add the three pages, and the demo and API unless disabled, to ``app``'s web server."""
+    """Add the three pages, and the demo and API when enabled, to ``app``'s web server, and
+    guard its port (`guard_port`)."""
     if runtime.settings.web.enabled:
         register_demo(app, runtime)
+    guard_port(app, runtime.settings.web)
 
     @app.page("/metrics")
     async def metrics(view: faust.web.View, request: faust.web.Request) -> faust.web.Response:

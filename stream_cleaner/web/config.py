@@ -18,6 +18,13 @@ MAX_REQUEST_SECONDS_DEFAULT = 10.0
 # Longest text `GET /api/perplexity` scores: it is in the query, and aiohttp caps a request
 # line at 8 KiB.
 MAX_TEXT_CHARS_DEFAULT = 2_000
+# Seconds a connection has to send a request head, from its opening or the previous answer
+# (also how long an idle keep-alive connection stays open). Probes and scrapers send theirs at
+# once.
+HEADER_TIMEOUT_SECONDS_DEFAULT = 10.0
+# Connections held at once; beyond it the one that has waited longest for its first request
+# head is closed (`connections`). A worker's port sees probes, scrapes and a few demo users.
+MAX_CONNECTIONS_DEFAULT = 100
 FETCH_TIMEOUT_SECONDS_DEFAULT = 10.0
 MAX_FETCH_BYTES_DEFAULT = 2 * 1024 * 1024
 MAX_FETCH_REDIRECTS = 5
@@ -31,6 +38,10 @@ class WebSettings:
         enabled: whether the worker serves the demo and API beside its probes.
         max_body_bytes: larger request bodies are refused with 413.
         max_request_seconds: cleaning time per request; past it the answer is 503.
+        header_timeout_seconds: a connection that has not sent a whole request head this
+            long after it opened, or after the previous answer, is closed.
+        max_connections: the most connections the port holds; beyond it the one that has
+            waited longest for its first request head is closed (`web.connections`).
         max_text_chars: longest text ``/api/perplexity`` accepts (413 above).
         models: extra named models as ``((name, path), ...)``; ``default`` is always the
             cleaner's own model (the bundled one unless configured).
@@ -47,6 +58,8 @@ class WebSettings:
     enabled: bool = True
     max_body_bytes: int = MAX_BODY_BYTES_DEFAULT
     max_request_seconds: float = MAX_REQUEST_SECONDS_DEFAULT
+    header_timeout_seconds: float = HEADER_TIMEOUT_SECONDS_DEFAULT
+    max_connections: int = MAX_CONNECTIONS_DEFAULT
     max_text_chars: int = MAX_TEXT_CHARS_DEFAULT
     models: tuple[tuple[str, str], ...] = ()
     fetch_urls: bool = False
@@ -61,6 +74,10 @@ class WebSettings:
             raise ValueError("max_body_bytes, max_fetch_bytes and max_text_chars must be positive")
         if self.max_request_seconds <= 0 or self.fetch_timeout_seconds <= 0:
             raise ValueError("max_request_seconds and fetch_timeout_seconds must be positive")
+        if self.max_connections < 1:
+            raise ValueError("max_connections must be positive")
+        if not self.header_timeout_seconds > 0:  # NaN too
+            raise ValueError("header_timeout_seconds must be positive")
         names = [name for name, _ in self.models]
         if DEFAULT_MODEL_NAME in names or len(set(names)) != len(names):
             raise ValueError(f"model names must be unique and not {DEFAULT_MODEL_NAME!r}")

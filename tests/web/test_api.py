@@ -434,6 +434,9 @@ def test_settings_from_env_and_model_specs():
         parse_model_specs(["tiny"])
     with pytest.raises(ValueError, match="unique"):
         WebSettings(models=(("default", "/x"),))
+    for bad in ({"max_connections": 0}, {"header_timeout_seconds": 0}):
+        with pytest.raises(ValueError, match="positive"):
+            WebSettings(**bad)
 
 
 # --- the worker's web server -----------------------------------------------------------------
