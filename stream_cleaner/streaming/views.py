@@ -7,9 +7,13 @@
   and the consumer service has started; it has then either an assignment or is waiting for
   one (a group with more workers than partitions leaves some idle, and they are still
   ready). 503 otherwise. The JSON body shows each check and the assigned partitions.
-- The web demo and API (``/demo``, ``/api/...``, `web.api.ROUTES`), unless
-  ``STREAM_CLEANER_WEB_ENABLED=false``: the same handlers as ``stream-cleaner serve``, cleaning
-  on the worker's cleaning thread, so a demo request waits for the batch in progress.
+- The web demo and API (``/demo``, ``/api/...``, `web.api.ROUTES`), only when enabled
+  (``--web-demo``, ``STREAM_CLEANER_WEB_ENABLED=true``): the same handlers as ``stream-cleaner
+  serve``, which clean in a child process of their own at the lowest CPU priority
+  (`web.isolation`), never on the stream's cleaning thread: one request at a time, at most
+  ``max_pending_requests`` in progress, busy at most ``max_busy_share`` of the time.
+
+The port is guarded as ``serve``'s is (`guard_port`): a header timeout and a connection cap.
 """
 
 from __future__ import annotations
@@ -44,14 +48,17 @@ def readiness(app: faust.App, runtime: WorkerRuntime) -> dict[str, Any]:
 
 
 def register_demo(app: faust.App, runtime: WorkerRuntime) -> None:
-    """Add the routes of `web.api.ROUTES` as Faust views calling the shared handlers."""
+    """Add the routes of `web.api.ROUTES` as Faust views calling the shared handlers, which
+    clean in a child process (``runtime.demo_executor``, started by the first request)."""
     import faust
 
     from ..web.api import ROUTES, DemoApi
+    from ..web.isolation import ChildProcessExecutor
 
-    api = DemoApi(runtime.settings.web, runtime.settings.cleaner, executor=runtime.executor)
+    runtime.demo_executor = ChildProcessExecutor(max_busy_share=runtime.settings.web.max_busy_share)
+    api = DemoApi(runtime.settings.web, runtime.settings.cleaner, executor=runtime.demo_executor)
     for route in ROUTES:
-        handler = api.handler(route.name)
+        handler = api.handler(route)
 
         async def call(
             view: faust.web.View, request: faust.web.Request, handler: Any = handler

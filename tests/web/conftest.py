@@ -66,6 +66,7 @@ def running(app: Any) -> Iterator[str]:
         yield f"http://127.0.0.1:{state['port']}"
     finally:
         asyncio.run_coroutine_threadsafe(state["runner"].cleanup(), loop).result(10)
+        asyncio.run_coroutine_threadsafe(_cancel_tasks(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
@@ -170,7 +171,10 @@ def worker_port(settings: Any) -> Iterator[str]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
-        runtime_of(app).executor.shutdown(wait=False)
+        runtime = runtime_of(app)
+        runtime.executor.shutdown(wait=False)
+        if runtime.demo_executor is not None:
+            runtime.demo_executor.shutdown()
 
 
 async def _cancel_tasks() -> None:

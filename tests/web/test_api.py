@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -149,6 +151,25 @@ def test_a_client_that_stops_sending_its_body_is_answered_408():
         assert answer.startswith(b"HTTP/1.1 408"), answer
         assert b"body_timeout" in answer
         assert time.monotonic() - started < 5
+
+
+def test_requests_beyond_max_pending_are_answered_busy():
+    import socket
+
+    settings = WebSettings(max_pending_requests=1, max_request_seconds=2)
+    with running(create_web_app(settings)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as stalled:
+            stalled.sendall(
+                b"POST /api/clean HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 1000\r\n\r\n{"html": "<p>'
+            )  # holds the one slot until its body times out
+            time.sleep(0.3)
+            status, answer = clean(url, text=ARTICLE)
+            assert (status, answer["error"]["code"]) == (503, "busy")
+            assert request(url + "/demo")[0] == 200  # the page and the probes do not count
+            assert stalled.recv(65536).startswith(b"HTTP/1.1 408")
+        assert clean(url, text=ARTICLE)[0] == 200  # the slot is free again
 
 
 def test_the_time_budget_ends_a_request_with_503():
@@ -442,10 +463,11 @@ def test_settings_from_env_and_model_specs():
 # --- the worker's web server -----------------------------------------------------------------
 
 
-def test_the_worker_serves_the_demo_and_api(tmp_path):
+def test_the_worker_serves_the_demo_and_api_only_when_enabled(tmp_path):
     from stream_cleaner.streaming.app import WorkerSettings, create_app, runtime_of
 
-    app = create_app(WorkerSettings(datadir=str(tmp_path)))
+    app = create_app(WorkerSettings(datadir=str(tmp_path), web=WebSettings(enabled=True)))
+    runtime = runtime_of(app)
     try:
         with running(app.web.web_app) as url:
             status, doc = clean(url, html=PAGE, max_perplexity=5000, mode="perplexity")
@@ -453,20 +475,31 @@ def test_the_worker_serves_the_demo_and_api(tmp_path):
             assert by_text(doc)["Home"]["kept"] is True  # 4,146 is under 5,000
             status, answer = clean(url, html=PAGE, model="nope")
             assert (status, answer["error"]["code"]) == (422, "unknown_model")
+            status, answer = request(url + "/api/clean", method="POST", body=b"[1")
+            assert (status, answer["error"]["code"]) == (400, "malformed_json")
+            status, score = request(url + "/api/perplexity?text=The+council+met.")
+            assert status == 200 and score["perplexity"] > 0
             status, html = request(url + "/demo")
             assert status == 200 and "Perplexity limit" in html
             assert request(url + "/api/openapi.json")[0] == 200
             assert request(url + "/healthz")[0] == 200
+            # cleaned in a child process at the lowest priority, not on the stream's thread
+            child = runtime.demo_executor.pid
+            assert child is not None and os.getpriority(os.PRIO_PROCESS, child) == 19
+            assert os.sched_getscheduler(child) == os.SCHED_IDLE
     finally:
-        runtime_of(app).executor.shutdown(wait=False)
+        runtime.executor.shutdown(wait=False)
+        runtime.demo_executor.shutdown()
 
-    off = create_app(WorkerSettings(datadir=str(tmp_path), web=WebSettings(enabled=False)))
+    off = create_app(WorkerSettings(datadir=str(tmp_path)))  # the default
     try:
         with running(off.web.web_app) as url:
             assert request(url + "/api/clean", method="POST", data={"html": PAGE})[0] in (404, 405)
+            assert request(url + "/demo")[0] == 404
             assert request(url + "/healthz")[0] == 200
     finally:
         runtime_of(off).executor.shutdown(wait=False)
+    assert runtime_of(off).demo_executor is None
 
 
 def test_serve_refuses_a_missing_model(capsys):
