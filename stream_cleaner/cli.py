@@ -438,7 +438,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="run the streaming worker (Faust) on the Kafka topics",
         description="Clean the pages of the input topic and publish cleaned documents, "
         "sentence scores and dead letters, with at-least-once delivery. Creates the topics "
-        "first unless --no-create-topics. Serves /metrics, /healthz and /readyz. Settings come "
+        "first unless --no-create-topics. Serves /metrics, /healthz and /readyz (and with "
+        "--web-demo the web demo and API). Settings come "
         "from flags, else STREAM_CLEANER_WORKER_* (GROUP_ID, BATCH_SIZE, WEB_PORT, "
         "INPUT_TOPIC...), STREAM_CLEANER_KAFKA_* and STREAM_CLEANER_* variables. SIGTERM or "
         "SIGINT stop it: acknowledged work is committed, the rest is cleaned again later.",
@@ -453,6 +454,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dead-letter-topic", help="dead letters (default clean.dead-letter.v1)")
     p.add_argument("--web-host", help="bind address of the web pages (default 0.0.0.0)")
     p.add_argument("--web-port", type=int, help="port of the web pages (default 6066)")
+    p.add_argument(
+        "--web-demo",
+        action="store_true",
+        default=None,
+        help="also serve the web demo and HTTP API (/demo, /api/...) on the web port, cleaning "
+        "in a process of their own at the lowest CPU priority, never on the stream's thread "
+        "(default off; STREAM_CLEANER_WEB_ENABLED; the other STREAM_CLEANER_WEB_* variables "
+        "set their limits)",
+    )
     p.add_argument("--batch-size", type=int, help="pages cleaned and published together (32)")
     p.add_argument(
         "--batch-within",
@@ -1292,6 +1302,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         dead_letter_topic=args.dead_letter_topic,
         web_host=args.web_host,
         web_port=args.web_port,
+        web=settings.web.with_options(enabled=args.web_demo),
         batch_size=args.batch_size,
         batch_within_seconds=args.batch_within_seconds,
         batch_max_bytes=args.batch_max_bytes,
@@ -1348,7 +1359,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     for path in [cleaner.model_path, *languages, *(path for _, path in web.models)]:
         if not Path(path or DEFAULT_MODEL_PATH).is_file():
             raise FileNotFoundError(f"no model file {path}")
-    run_server(create_web_app(web, cleaner), host=args.host, port=args.port)
+    run_server(create_web_app(web, cleaner), host=args.host, port=args.port, settings=web)
     return 0
 
 

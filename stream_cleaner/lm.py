@@ -150,6 +150,11 @@ class LanguageModel:
         self.info = _read_sidecar(self.path)
         self.id = str(self.info.get("id") or self.path.stem)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A model pickles as its file: another process (the web demo's, `web.isolation`)
+        loads its own copy once, with `load_model`."""
+        return (load_model, (str(self.path.resolve()),))
+
     @property
     def model(self) -> Any:
         """The underlying ``kenlm.Model``, loaded on first access."""

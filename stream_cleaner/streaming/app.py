@@ -18,7 +18,7 @@ import sys
 import tempfile
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -130,7 +130,8 @@ class WorkerSettings:
         max_page_bytes: larger pages end as ``too_large`` dead letters.
         max_message_bytes: the producer's largest request and the consumer's largest fetch
             per partition; at least the topics' ``max.message.bytes``.
-        web_host, web_port: where ``/metrics``, ``/healthz`` and ``/readyz`` are served.
+        web_host, web_port: where ``/metrics``, ``/healthz`` and ``/readyz`` are served (and
+            the web demo and API, when ``web.enabled``).
         session_timeout_seconds: how long the group waits for a silent worker.
         heartbeat_interval_seconds: how often the worker tells the group it is alive.
         request_timeout_seconds: how long one broker request may take.
@@ -142,7 +143,8 @@ class WorkerSettings:
             to answer (`topics.wait_for_brokers`) before it gives up; 0 does not wait.
         lag_interval_seconds: how often ``stream_cleaner_consumer_lag`` is measured.
         datadir: Faust's data directory (unused without tables); a temporary one if ``None``.
-        web: the web demo and API served beside the probes (``STREAM_CLEANER_WEB_*``).
+        web: the web port's guards, and the web demo and API, off unless ``web.enabled``
+            (``STREAM_CLEANER_WEB_*``).
         site_templates: learn each site's template and drop the blocks that repeat across
             its pages (`streaming.sitestate`); the state lives in a changelog-backed table.
         site_partitions: partitions of the table's changelog topic: the input topic's.
@@ -325,6 +327,7 @@ class WorkerRuntime:
             app's producer (`agents.faust_send`). Tests put an in-memory recorder here.
         settle_gc: whether the agent tunes the garbage collector once started
             (`agents.settle_gc`): set by `run_worker`, which owns the process.
+        demo_executor: the web demo's child process (`web.isolation`), when the demo is on.
     """
 
     settings: WorkerSettings
@@ -335,6 +338,7 @@ class WorkerRuntime:
     agent_running: bool = False
     send: Send | None = None
     settle_gc: bool = False
+    demo_executor: Executor | None = None
     site_state: SiteState | None = None
     app: Any = None
     # the warm-up hold (`streaming.warmup`), when ``warmup_seconds`` is set
@@ -692,7 +696,10 @@ def run_worker(app: faust.App, *, loglevel: str = "info") -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     finally:
-        runtime_of(app).executor.shutdown(wait=False, cancel_futures=True)
+        runtime = runtime_of(app)
+        runtime.executor.shutdown(wait=False, cancel_futures=True)
+        if runtime.demo_executor is not None:
+            runtime.demo_executor.shutdown(wait=False, cancel_futures=True)
     return 0  # pragma: no cover - execute_from_commandline always raises SystemExit
 
 

@@ -7,9 +7,13 @@
   and the consumer service has started; it has then either an assignment or is waiting for
   one (a group with more workers than partitions leaves some idle, and they are still
   ready). 503 otherwise. The JSON body shows each check and the assigned partitions.
-- The web demo and API (``/demo``, ``/api/...``, `web.api.ROUTES`), unless
-  ``STREAM_CLEANER_WEB_ENABLED=false``: the same handlers as ``stream-cleaner serve``, cleaning
-  on the worker's cleaning thread, so a demo request waits for the batch in progress.
+- The web demo and API (``/demo``, ``/api/...``, `web.api.ROUTES`), only when enabled
+  (``--web-demo``, ``STREAM_CLEANER_WEB_ENABLED=true``): the same handlers as ``stream-cleaner
+  serve``, which clean in a child process of their own at the lowest CPU priority
+  (`web.isolation`), never on the stream's cleaning thread: one request at a time, at most
+  ``max_pending_requests`` in progress, busy at most ``max_busy_share`` of the time.
+
+The port is guarded as ``serve``'s is (`guard_port`): a header timeout and a connection cap.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from .metrics import CONTENT_TYPE
 if TYPE_CHECKING:
     import faust
 
+    from ..web.config import WebSettings
     from .app import WorkerRuntime
 
 
@@ -43,14 +48,17 @@ def readiness(app: faust.App, runtime: WorkerRuntime) -> dict[str, Any]:
 
 
 def register_demo(app: faust.App, runtime: WorkerRuntime) -> None:
-    """Add the routes of `web.api.ROUTES` as Faust views calling the shared handlers."""
+    """Add the routes of `web.api.ROUTES` as Faust views calling the shared handlers, which
+    clean in a child process (``runtime.demo_executor``, started by the first request)."""
     import faust
 
     from ..web.api import ROUTES, DemoApi
+    from ..web.isolation import ChildProcessExecutor
 
-    api = DemoApi(runtime.settings.web, runtime.settings.cleaner, executor=runtime.executor)
+    runtime.demo_executor = ChildProcessExecutor(max_busy_share=runtime.settings.web.max_busy_share)
+    api = DemoApi(runtime.settings.web, runtime.settings.cleaner, executor=runtime.demo_executor)
     for route in ROUTES:
-        handler = api.handler(route.name)
+        handler = api.handler(route)
 
         async def call(
             view: faust.web.View, request: faust.web.Request, handler: Any = handler
@@ -61,10 +69,43 @@ def register_demo(app: faust.App, runtime: WorkerRuntime) -> None:
         app.page(route.path, name=name)(type(name, (faust.web.View,), {route.method.lower(): call}))
 
 
+def guard_port(app: faust.App, settings: WebSettings) -> None:
+    """Run ``app``'s web server on a `web.connections.GuardedRunner`: the header timeout and
+    connection cap of ``settings``, as ``stream-cleaner serve`` has.
+
+    Faust's aiohttp driver (faust-streaming 0.15) makes its ``AppRunner`` in its constructor
+    and keeps it as ``_runner``, with aiohttp's defaults: a request head awaited for 3,630 s,
+    any number of connections. Its ``start_server`` sets that runner up and starts a site on
+    it, so the runner is replaced before the server starts.
+
+    Raises:
+        RuntimeError: the driver no longer keeps an ``AppRunner`` there, or has started it.
+    """
+    from aiohttp import web
+
+    from ..web.connections import GuardedRunner
+
+    driver = app.web
+    runner = getattr(driver, "_runner", None)
+    if type(runner) is not web.AppRunner or runner.server is not None:
+        raise RuntimeError(
+            f"Faust's web driver {type(driver).__name__} has no AppRunner to replace "
+            f"(found {runner!r}): check streaming.views.guard_port against this faust-streaming"
+        )
+    driver._runner = GuardedRunner(
+        driver.web_app,
+        header_timeout_seconds=settings.header_timeout_seconds,
+        max_connections=settings.max_connections,
+        access_log=None,
+    )
+
+
 def register_views(app: faust.App, runtime: WorkerRuntime) -> None:
-    """Add the three pages, and the demo and API unless disabled, to ``app``'s web server."""
+    """Add the three pages, and the demo and API when enabled, to ``app``'s web server, and
+    guard its port (`guard_port`)."""
     if runtime.settings.web.enabled:
         register_demo(app, runtime)
+    guard_port(app, runtime.settings.web)
 
     @app.page("/metrics")
     async def metrics(view: faust.web.View, request: faust.web.Request) -> faust.web.Response:

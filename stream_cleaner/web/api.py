@@ -16,7 +16,12 @@ that cannot be read or a missing parameter, 403 a disabled feature or a path out
 folder, 404 a missing page, 408 a body not sent within ``max_request_seconds``, 413 a body,
 text or fetched page over its limit (or a page too large to parse), 422 a value the API does
 not accept (unknown model or mode, bad threshold, URL scheme), 502/504 a failed or slow
-fetch, 503 a page that ran out of processing time.
+fetch, 503 a page that ran out of processing time, or ``busy``: more than
+``max_pending_requests`` requests that read a body or clean were in progress.
+
+Everything CPU-bound (parsing a request's JSON, cleaning, encoding the answer's JSON) runs on
+the executor, through module-level functions whose arguments pickle: ``serve``'s thread, or
+the worker's child process (`isolation`), where the event loop only moves bytes.
 """
 
 from __future__ import annotations
@@ -74,16 +79,17 @@ class Route(NamedTuple):
     method: str
     path: str
     name: str  # the DemoApi method that answers it, without its leading underscore
+    pending: bool  # reads a body or runs on the executor: counts in max_pending_requests
 
 
 ROUTES = (
-    Route("GET", "/demo", "page"),
-    Route("GET", "/api/openapi.json", "openapi"),
-    Route("POST", "/api/clean", "clean"),
-    Route("GET", "/api/perplexity", "perplexity"),
-    Route("GET", "/api/annotate/pages", "annotate_pages"),
-    Route("POST", "/api/annotate/load", "annotate_load"),
-    Route("POST", "/api/annotate/save", "annotate_save"),
+    Route("GET", "/demo", "page", False),
+    Route("GET", "/api/openapi.json", "openapi", False),
+    Route("POST", "/api/clean", "clean", True),
+    Route("GET", "/api/perplexity", "perplexity", True),
+    Route("GET", "/api/annotate/pages", "annotate_pages", False),
+    Route("POST", "/api/annotate/load", "annotate_load", True),
+    Route("POST", "/api/annotate/save", "annotate_save", True),
 )
 
 
@@ -97,13 +103,105 @@ class ApiError(Exception):
         self.message = message
         self.extra = extra
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # it crosses back from the worker's demo process (`isolation`)
+        return (_api_error, (self.status, self.code, self.message, self.extra))
+
+
+def _api_error(status: int, code: str, message: str, extra: dict[str, Any]) -> ApiError:
+    return ApiError(status, code, message, **extra)
+
+
+def error_body(status: int, code: str, message: str, **extra: Any) -> bytes:
+    """The JSON body of an error."""
+    body = {"error": {"status": status, "code": code, "message": message}, **extra}
+    return json.dumps(body).encode()
+
 
 def error_response(status: int, code: str, message: str, **extra: Any) -> web.Response:
     """The JSON answer of an error."""
+    return json_response(status, error_body(status, code, message, **extra))
+
+
+def json_response(status: int, body: bytes) -> web.Response:
+    """An answer whose body is JSON already encoded."""
     from aiohttp import web
 
-    body = {"error": {"status": status, "code": code, "message": message}, **extra}
-    return web.json_response(body, status=status)
+    return web.Response(body=body, status=status, content_type="application/json", charset="utf-8")
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    """A request body as a JSON object (on the executor: 2 MB of JSON take ~50 ms).
+
+    Raises:
+        ApiError: 400, the body is not a JSON object.
+    """
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError included; deep nesting
+        raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, "malformed_json", "the body must be a JSON object")
+    return value
+
+
+def clean_answer(
+    raw: RawDocument, *, settings: CleanerSettings, model: LanguageModel, extra: dict[str, Any]
+) -> tuple[int, bytes]:
+    """``/api/clean``'s status and JSON body for a page: the cleaned document with ``extra``,
+    or the error of a page the core could not clean, carrying the document."""
+    document = clean_document(raw, settings=settings, model=model)
+    out = document.to_dict()
+    out.update(extra)
+    if document.error:
+        status = _ERROR_STATUS.get(document.error, 422)
+        message = document.error_detail or document.error
+        return status, error_body(status, document.error, message, document=out)
+    return 200, json.dumps(out).encode()
+
+
+def annotate_answer(
+    body: bytes,
+    source: str,
+    *,
+    settings: CleanerSettings,
+    model: LanguageModel,
+    annotations_dir: str | None,
+) -> bytes:
+    """``/api/annotate/load``'s JSON body: the page's blocks with the predicted labels, and the
+    saved ones where the annotation folder has them.
+
+    Raises:
+        ApiError: 422 a binary page, 413 a page too large, 503 out of time.
+    """
+    try:
+        page = predict_page(body, source, settings=settings, model=model)
+    except BinaryContent as exc:
+        raise ApiError(422, ErrorReason.BINARY, str(exc)) from None
+    except PageTooLarge as exc:
+        raise ApiError(413, ErrorReason.TOO_LARGE, str(exc)) from None
+    except TimeBudgetExceeded as exc:
+        raise ApiError(503, ErrorReason.TIME_BUDGET, str(exc)) from None
+    saved = None
+    if annotations_dir is not None:
+        try:
+            saved = find_annotation(annotations_dir, source, page.html_sha256)
+        except (AnnotationError, OSError):
+            saved = None  # a broken earlier file: start from the prediction again
+    saved_by_index = {block.index: block for block in saved.blocks} if saved else {}
+    blocks = []
+    for block in page.blocks:
+        chosen = saved_by_index.get(block.index, block)
+        blocks.append(
+            {
+                **block.to_dict(),
+                "label": chosen.label,
+                "kind": chosen.kind,
+                "predicted_label": block.label,
+                "predicted_kind": block.kind,
+            }
+        )
+    return json.dumps({**page.to_dict(), "blocks": blocks, "saved": saved is not None}).encode()
 
 
 def modes() -> tuple[str, ...]:
@@ -133,7 +231,8 @@ class DemoApi:
         web: the web settings (limits, models, fetching, folders).
         cleaner: the cleaner's settings, the base of every request's settings.
         executor: where cleaning runs, off the event loop; a private one-thread pool if
-            ``None``. The worker passes its cleaning thread.
+            ``None``. The worker passes a child process of its own (`isolation`), never its
+            cleaning thread.
     """
 
     def __init__(
@@ -150,22 +249,35 @@ class DemoApi:
         self.models: dict[str, str | None] = {DEFAULT_MODEL_NAME: self.cleaner.model_path}
         self.models.update(self.web.models)
         self._page_html: bytes | None = None
+        self._pending = 0  # requests of the routes that count, in progress
 
     def close(self) -> None:
         """Stop the private executor (a shared one is left to its owner)."""
         if self._own_executor:
             self.executor.shutdown(wait=False, cancel_futures=True)
 
-    def handler(self, name: str) -> Handler:
-        """The aiohttp handler of route ``name``: errors become JSON answers."""
-        method = getattr(self, "_" + name)
+    def handler(self, route: Route) -> Handler:
+        """The aiohttp handler of ``route``: errors become JSON answers, and a route that
+        counts is answered 503 ``busy`` while ``max_pending_requests`` are in progress."""
+        method = getattr(self, "_" + route.name)
+        counts = int(route.pending)
 
         @functools.wraps(method)
         async def handle(request: web.Request) -> web.StreamResponse:
+            if counts and self._pending >= self.web.max_pending_requests:
+                limit = self.web.max_pending_requests
+                answer = error_response(
+                    503, "busy", f"{limit} requests are in progress already; try again later"
+                )
+                answer.headers["Retry-After"] = "1"
+                return answer
+            self._pending += counts
             try:
                 return await method(request)
             except ApiError as exc:
                 return error_response(exc.status, exc.code, exc.message, **exc.extra)
+            finally:
+                self._pending -= counts
 
         return handle
 
@@ -173,9 +285,9 @@ class DemoApi:
         """Add every route of `ROUTES` to a plain aiohttp application."""
         for route in ROUTES:
             if route.method == "GET":  # HEAD too, as for any GET
-                app.router.add_get(route.path, self.handler(route.name))
+                app.router.add_get(route.path, self.handler(route))
             else:
-                app.router.add_route(route.method, route.path, self.handler(route.name))
+                app.router.add_route(route.method, route.path, self.handler(route))
 
     # --- shared helpers ---------------------------------------------------------------------
 
@@ -264,13 +376,8 @@ class DemoApi:
         except (RequestPayloadError, ConnectionResetError) as exc:
             # a body that is not in its Content-Encoding, a bad chunk, a client gone
             raise ApiError(400, "bad_body", f"the request body cannot be read: {exc}") from None
-        try:
-            value = json.loads(body)
-        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError included; deep nesting
-            raise ApiError(400, "malformed_json", f"the body is not valid JSON: {exc}") from None
-        if not isinstance(value, dict):
-            raise ApiError(400, "malformed_json", "the body must be a JSON object")
-        return value
+        result: dict[str, Any] = await self.run(parse_json_object, bytes(body))
+        return result
 
     def settings_for(self, mode: str, max_perplexity: float) -> CleanerSettings:
         """The request's cleaner settings: the base with its threshold, mode and time limit."""
@@ -346,8 +453,6 @@ class DemoApi:
         )
 
     async def _clean(self, request: web.Request) -> web.Response:
-        from aiohttp import web
-
         payload = await self.read_json(request)
         unknown = sorted(set(payload) - CLEAN_FIELDS)
         if unknown:
@@ -373,14 +478,16 @@ class DemoApi:
         else:
             content_type = "text/html" if source == "html" else "text/plain"
             raw = RawDocument(body=value, content_type=content_type)
-        document = await self.run(clean_document, raw, settings=settings, model=model)
-        out = document.to_dict()
-        out.update(mode=mode, max_perplexity=threshold, model=name, sentence_filter=sentence_filter)
-        if document.error:
-            status = _ERROR_STATUS.get(document.error, 422)
-            message = document.error_detail or document.error
-            return error_response(status, document.error, message, document=out)
-        return web.json_response(out)
+        extra = {
+            "mode": mode,
+            "max_perplexity": threshold,
+            "model": name,
+            "sentence_filter": sentence_filter,
+        }
+        status, body = await self.run(
+            clean_answer, raw, settings=settings, model=model, extra=extra
+        )
+        return json_response(status, body)
 
     async def _fetch(self, url: str) -> RawDocument:
         if not self.web.fetch_urls:
@@ -442,8 +549,6 @@ class DemoApi:
         return web.json_response({"enabled": self.web.pages_dir is not None, "pages": pages})
 
     async def _annotate_load(self, request: web.Request) -> web.Response:
-        from aiohttp import web
-
         payload = await self.read_json(request)
         if payload.get("path") is not None:
             body, source = self._read_page(payload["path"])
@@ -453,35 +558,15 @@ class DemoApi:
             raise ApiError(422, "missing_input", "give a path or an uploaded html_base64")
         _, model = self.model(None)
         settings = self.settings_for(self.cleaner.mode, self.cleaner.max_sentence_perplexity)
-        try:
-            page = await self.run(predict_page, body, source, settings=settings, model=model)
-        except BinaryContent as exc:
-            raise ApiError(422, ErrorReason.BINARY, str(exc)) from None
-        except PageTooLarge as exc:
-            raise ApiError(413, ErrorReason.TOO_LARGE, str(exc)) from None
-        except TimeBudgetExceeded as exc:
-            raise ApiError(503, ErrorReason.TIME_BUDGET, str(exc)) from None
-        saved = None
-        if self.web.annotations_dir is not None:
-            try:
-                saved = find_annotation(self.web.annotations_dir, source, page.html_sha256)
-            except (AnnotationError, OSError):
-                saved = None  # a broken earlier file: start from the prediction again
-        saved_by_index = {block.index: block for block in saved.blocks} if saved else {}
-        blocks = []
-        for block in page.blocks:
-            chosen = saved_by_index.get(block.index, block)
-            blocks.append(
-                {
-                    **block.to_dict(),
-                    "label": chosen.label,
-                    "kind": chosen.kind,
-                    "predicted_label": block.label,
-                    "predicted_kind": block.kind,
-                }
-            )
-        out = {**page.to_dict(), "blocks": blocks, "saved": saved is not None}
-        return web.json_response(out)
+        answer = await self.run(
+            annotate_answer,
+            body,
+            source,
+            settings=settings,
+            model=model,
+            annotations_dir=self.web.annotations_dir,
+        )
+        return json_response(200, answer)
 
     def _read_page(self, path: Any) -> tuple[bytes, str]:
         if self.web.pages_dir is None:

@@ -38,11 +38,57 @@ class Fetched:
     headers: dict[str, str]
 
 
+# IPv6 forms that stand for an IPv4 address, in their last 32 bits: a connection to one reaches
+# that address (through the kernel, a translator or a NAT64 gateway), so it is judged as that
+# address. ``::`` and ``::1`` are in ::/96 and stand for 0.0.0.0 and 0.0.0.1: refused too.
+_IPV4_STANDINS = tuple(
+    ipaddress.IPv6Network(prefix)
+    for prefix in (
+        "::ffff:0:0/96",  # IPv4-mapped (RFC 4291)
+        "::/96",  # IPv4-compatible, deprecated (RFC 4291)
+        "::ffff:0:0:0/96",  # IPv4-translated (SIIT, RFC 2765)
+        "64:ff9b::/96",  # NAT64's well-known prefix (RFC 6052)
+    )
+)
+# NAT64's local-use prefix (RFC 8215): where it carries the IPv4 address depends on the prefix
+# length each network chose, and it never leads anywhere public
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+_IPV4 = 0xFFFFFFFF
+
+
 def is_public_address(address: str) -> bool:
-    """Whether an IP address is a globally routable unicast address."""
+    """Whether an IP address is a globally routable unicast address.
+
+    An IPv6 address that stands for an IPv4 one (IPv4-mapped, -compatible or -translated, or
+    NAT64's well-known prefix) is judged as that IPv4 address. One that carries IPv4 tunnel
+    endpoints (6to4, Teredo, ISATAP) must be public itself, and so must each endpoint.
+    """
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv4Address):
+        return _is_public(ip)
+    if any(ip in network for network in _IPV4_STANDINS):
+        return _is_public(ipaddress.IPv4Address(int(ip) & _IPV4))
+    if ip in _LOCAL_NAT64:
+        return False
+    return _is_public(ip) and all(_is_public(v4) for v4 in tunnel_endpoints(ip))
+
+
+def tunnel_endpoints(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    """The IPv4 addresses an IPv6 address carries as tunnel endpoints: 6to4's gateway (RFC
+    3056), Teredo's server and client (RFC 4380), ISATAP's router or host (RFC 5214)."""
+    found: list[ipaddress.IPv4Address] = []
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    # ISATAP's interface identifier: 0000:5efe or 0200:5efe (the u and g bits may be set),
+    # then the IPv4 address
+    if (int(ip) >> 32) & 0xFCFFFFFF == 0x00005EFE:
+        found.append(ipaddress.IPv4Address(int(ip) & _IPV4))
+    return tuple(found)
+
+
+def _is_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return ip.is_global and not ip.is_multicast
 
 

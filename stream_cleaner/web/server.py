@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from ..settings import CleanerSettings
@@ -55,16 +57,38 @@ def create_web_app(
 
 
 def run_server(
-    app: web.Application, *, host: str, port: int, print_url: bool = True
-) -> None:  # pragma: no cover - exercised through the CLI by the browser tests
-    """Serve ``app`` until SIGINT or SIGTERM."""
+    app: web.Application,
+    *,
+    host: str,
+    port: int,
+    settings: WebSettings | None = None,
+    print_url: bool = True,
+) -> None:  # pragma: no cover - exercised through the CLI by the browser and guard tests
+    """Serve ``app`` until SIGINT or SIGTERM, with the port's guards (`connections`) set by
+    ``settings``' header timeout and connection cap."""
     from aiohttp import web
 
+    from .connections import GuardedRunner
+
+    settings = settings or WebSettings()
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/demo"
-    web.run_app(
-        app,
-        host=host,
-        port=port,
-        access_log=None,
-        print=(lambda _: print(f"serving the demo at {url}", flush=True)) if print_url else None,
-    )
+
+    async def serve() -> None:
+        runner = GuardedRunner(
+            app,
+            header_timeout_seconds=settings.header_timeout_seconds,
+            max_connections=settings.max_connections,
+            access_log=None,
+            handle_signals=True,  # SIGINT and SIGTERM raise GracefulExit, as in web.run_app
+        )
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, host, port).start()
+            if print_url:
+                print(f"serving the demo at {url}", flush=True)
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    with contextlib.suppress(web.GracefulExit, KeyboardInterrupt):
+        asyncio.run(serve())

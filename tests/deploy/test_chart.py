@@ -17,6 +17,7 @@ from stream_cleaner.settings import ENV_PREFIX, CleanerSettings
 from stream_cleaner.sites import SiteSettings
 from stream_cleaner.streaming.app import SITE_ENV_PREFIX, WORKER_ENV_PREFIX, WorkerSettings
 from stream_cleaner.streaming.topics import KAFKA_ENV_PREFIX, KafkaSettings
+from stream_cleaner.web.config import WEB_ENV_PREFIX, WebSettings
 
 from ..conftest import REPO
 from .conftest import (
@@ -49,6 +50,12 @@ LEFT_TO_THE_WORKER = {
     "web_host", "datadir", "lag_interval_seconds", "ssl_cafile",
     "max_blocks_per_page", "path_entropy",  # the site statistics' memory cap and labeller hook
 }  # fmt: skip
+# Web demo settings the chart does not set (extraEnv can): the demo's extras, which a worker's
+# demo seldom needs: longer texts, more models, URL fetching, annotation folders
+WEB_LEFT_TO_THE_WORKER = {
+    "max_text_chars", "models", "fetch_urls", "fetch_private", "fetch_timeout_seconds",
+    "max_fetch_bytes", "pages_dir", "annotations_dir",
+}  # fmt: skip
 SASL_SECRETS = {
     ("kafka-credentials", "user"): "crawler",
     ("kafka-credentials", "username"): "crawler",
@@ -78,6 +85,7 @@ def _worker_variables() -> set[str]:
     names |= {KAFKA_ENV_PREFIX + name.upper() for name in _scalar_fields(KafkaSettings())}
     names |= {WORKER_ENV_PREFIX + name.upper() for name in _scalar_fields(WorkerSettings())}
     names |= {SITE_ENV_PREFIX + name.upper() for name in _scalar_fields(SiteSettings())}
+    names |= {WEB_ENV_PREFIX + name.upper() for name in _scalar_fields(WebSettings())}
     return names
 
 
@@ -111,6 +119,7 @@ def test_every_toggle_has_its_ci_values_file() -> None:
         "serviceMonitor",
         "prometheusRule",
         "siteTemplates",
+        "webDemo",
     }
     flipped: dict[str, list[str]] = {toggle: [] for toggle in toggles}
     for path in CI_VALUES:
@@ -241,6 +250,15 @@ def test_every_setting_reaches_the_worker() -> None:
         site_topic="crawl.raw-html.by-site-all.v1",
         warmup_seconds=20,
         warmup_max_pages=300,
+        web=WebSettings(
+            enabled=True,
+            max_body_bytes=1048576,
+            max_request_seconds=5.5,
+            max_pending_requests=3,
+            max_busy_share=0.5,
+            header_timeout_seconds=5,
+            max_connections=50,
+        ),
     )
     # the values file changes every setting the chart manages, so each one is proven wired;
     # a setting the worker gains later must be wired too, or be named here
@@ -256,6 +274,12 @@ def test_every_setting_reaches_the_worker() -> None:
         if getattr(obj, name) == getattr(default, name)
     }
     assert unchanged - LEFT_TO_THE_WORKER == set()
+    web_unchanged = {
+        name
+        for name in _scalar_fields(settings.web)
+        if getattr(settings.web, name) == getattr(WebSettings(), name)
+    }
+    assert web_unchanged == WEB_LEFT_TO_THE_WORKER
 
     worker = container(objs)
     assert worker["args"] == ["worker", "--loglevel", "warning"]  # createTopics: true
@@ -411,8 +435,18 @@ def test_values_that_cannot_work_fail_clearly(values: dict, message: str) -> Non
         _with(kafka={"securityProtocol": "TLS"}),
         _with(topics={"input": "has spaces"}),
         _with(worker={"webPort": 70000}),
+        _with(web={"maxConnections": 0}),
+        _with(webDemo={"maxBusyShare": 0}),
     ],
-    ids=["misspelt-key", "unknown-parser", "unknown-protocol", "bad-topic-name", "bad-port"],
+    ids=[
+        "misspelt-key",
+        "unknown-parser",
+        "unknown-protocol",
+        "bad-topic-name",
+        "bad-port",
+        "no-connections",
+        "no-busy-share",
+    ],
 )
 def test_schema_rejects_values_the_worker_would_refuse(values: dict) -> None:
     helm = need_module("helm_python")

@@ -49,6 +49,8 @@ def test_worker_settings_from_env():
     assert settings.batch_max_bytes == 1048576
     assert settings.input_topic == "crawl.pages.v2"
     assert settings.web_port == 6066
+    assert settings.web.enabled is False  # the demo and API are opt-in on a worker
+    assert WorkerSettings.from_env({"STREAM_CLEANER_WEB_ENABLED": "true"}).web.enabled is True
     assert settings.kafka.bootstrap_servers == ("k1:9092", "k2:9092")
     assert settings.cleaner.max_sentence_perplexity == 500
     assert settings.topic_specs()[0].name == "crawl.pages.v2"
@@ -366,6 +368,8 @@ def test_worker_command_options():
     assert args.broker_wait_seconds == 5
     assert args.no_create_topics is True
     assert args.max_sentence_perplexity == 800
+    assert args.web_demo is None  # the environment's choice stands
+    assert parse_args(["worker", "--web-demo"]).web_demo is True
 
 
 def test_import_and_cli_do_not_import_faust():

@@ -66,6 +66,7 @@ def running(app: Any) -> Iterator[str]:
         yield f"http://127.0.0.1:{state['port']}"
     finally:
         asyncio.run_coroutine_threadsafe(state["runner"].cleanup(), loop).result(10)
+        asyncio.run_coroutine_threadsafe(_cancel_tasks(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
@@ -104,10 +105,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_process(*args: str) -> Iterator[str]:
-    """``stream-cleaner serve ARGS`` on 127.0.0.1 and a free port; stopped at the end."""
+def serve_process(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``stream-cleaner serve ARGS`` on 127.0.0.1 and a free port, with ``env`` added to the
+    environment; stopped at the end."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "stream_cleaner", "serve", "--port", str(port), *args],
         env=env,
@@ -146,3 +148,38 @@ def write_page(folder: Path, name: str = "news.html") -> Path:
     path = folder / name
     path.write_text(PAGE, encoding="utf-8")
     return path
+
+
+@contextmanager
+def worker_port(settings: Any) -> Iterator[str]:
+    """The web server of a worker's Faust app (`streaming.app.create_app`), started as the
+    worker starts it (``app.web.start_server``) on 127.0.0.1 and a free port, no broker
+    needed; yields its URL."""
+    from stream_cleaner.streaming.app import create_app, runtime_of
+
+    port = free_port()
+    app = create_app(settings.with_options(web_host="127.0.0.1", web_port=port))
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(app.web.start_server(), loop).result(10)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        asyncio.run_coroutine_threadsafe(app.web.stop_server(), loop).result(10)
+        asyncio.run_coroutine_threadsafe(_cancel_tasks(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+        runtime = runtime_of(app)
+        runtime.executor.shutdown(wait=False)
+        if runtime.demo_executor is not None:
+            runtime.demo_executor.shutdown()
+
+
+async def _cancel_tasks() -> None:
+    """Cancel the loop's other tasks (connections the server let linger) and wait for them."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -149,6 +151,25 @@ def test_a_client_that_stops_sending_its_body_is_answered_408():
         assert answer.startswith(b"HTTP/1.1 408"), answer
         assert b"body_timeout" in answer
         assert time.monotonic() - started < 5
+
+
+def test_requests_beyond_max_pending_are_answered_busy():
+    import socket
+
+    settings = WebSettings(max_pending_requests=1, max_request_seconds=2)
+    with running(create_web_app(settings)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as stalled:
+            stalled.sendall(
+                b"POST /api/clean HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 1000\r\n\r\n{"html": "<p>'
+            )  # holds the one slot until its body times out
+            time.sleep(0.3)
+            status, answer = clean(url, text=ARTICLE)
+            assert (status, answer["error"]["code"]) == (503, "busy")
+            assert request(url + "/demo")[0] == 200  # the page and the probes do not count
+            assert stalled.recv(65536).startswith(b"HTTP/1.1 408")
+        assert clean(url, text=ARTICLE)[0] == 200  # the slot is free again
 
 
 def test_the_time_budget_ends_a_request_with_503():
@@ -351,7 +372,10 @@ def origin():
 def test_fetching_refuses_private_addresses_unless_allowed(origin):
     settings = WebSettings(fetch_urls=True, max_fetch_bytes=100_000, fetch_timeout_seconds=5)
     with running(create_web_app(settings)) as url:
-        for target in (origin + "/page", origin.replace("127.0.0.1", "localhost") + "/page"):
+        port = origin.rsplit(":", 1)[1]
+        loopback = ("127.0.0.1", "localhost", "[::ffff:127.0.0.1]", "[::7f00:1]",
+                    "[64:ff9b::7f00:1]", "[2002:7f00:1::1]")  # fmt: skip
+        for target in (f"http://{host}:{port}/page" for host in loopback):
             status, answer = clean(url, url=target)
             assert (status, answer["error"]["code"]) == (403, "address_not_allowed"), target
         long_label = "http://" + "a" * 64 + ".example/"  # IDNA refuses labels over 63
@@ -387,6 +411,22 @@ def test_fetching_refuses_private_addresses_unless_allowed(origin):
         ("fd00::1", False),
         ("::ffff:127.0.0.1", False),
         ("224.0.0.1", False),
+        # IPv6 forms that stand for an IPv4 address are judged as that address
+        ("::7f00:1", False),  # IPv4-compatible 127.0.0.1
+        ("::a9fe:a9fe", False),  # IPv4-compatible 169.254.169.254
+        ("::ffff:0:7f00:1", False),  # IPv4-translated (SIIT)
+        ("64:ff9b::7f00:1", False),  # NAT64's well-known prefix
+        ("64:ff9b::a00:1", False),
+        ("64:ff9b::808:808", True),
+        ("64:ff9b:1::808:808", False),  # NAT64's local-use prefix
+        # tunnels: the IPv6 address and each IPv4 endpoint it carries must be public
+        ("2002:7f00:1::1", False),  # 6to4 through 127.0.0.1
+        ("2002:a9fe:a9fe::1", False),
+        ("2002:808:808::1", True),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),  # Teredo
+        ("2606:4700::5efe:7f00:1", False),  # ISATAP to 127.0.0.1 under a public prefix
+        ("2606:4700::200:5efe:a00:1", False),
+        ("2606:4700::200:5efe:808:808", True),
     ],
 )
 def test_is_public_address(address, public):
@@ -415,15 +455,19 @@ def test_settings_from_env_and_model_specs():
         parse_model_specs(["tiny"])
     with pytest.raises(ValueError, match="unique"):
         WebSettings(models=(("default", "/x"),))
+    for bad in ({"max_connections": 0}, {"header_timeout_seconds": 0}):
+        with pytest.raises(ValueError, match="positive"):
+            WebSettings(**bad)
 
 
 # --- the worker's web server -----------------------------------------------------------------
 
 
-def test_the_worker_serves_the_demo_and_api(tmp_path):
+def test_the_worker_serves_the_demo_and_api_only_when_enabled(tmp_path):
     from stream_cleaner.streaming.app import WorkerSettings, create_app, runtime_of
 
-    app = create_app(WorkerSettings(datadir=str(tmp_path)))
+    app = create_app(WorkerSettings(datadir=str(tmp_path), web=WebSettings(enabled=True)))
+    runtime = runtime_of(app)
     try:
         with running(app.web.web_app) as url:
             status, doc = clean(url, html=PAGE, max_perplexity=5000, mode="perplexity")
@@ -431,20 +475,31 @@ def test_the_worker_serves_the_demo_and_api(tmp_path):
             assert by_text(doc)["Home"]["kept"] is True  # 4,146 is under 5,000
             status, answer = clean(url, html=PAGE, model="nope")
             assert (status, answer["error"]["code"]) == (422, "unknown_model")
+            status, answer = request(url + "/api/clean", method="POST", body=b"[1")
+            assert (status, answer["error"]["code"]) == (400, "malformed_json")
+            status, score = request(url + "/api/perplexity?text=The+council+met.")
+            assert status == 200 and score["perplexity"] > 0
             status, html = request(url + "/demo")
             assert status == 200 and "Perplexity limit" in html
             assert request(url + "/api/openapi.json")[0] == 200
             assert request(url + "/healthz")[0] == 200
+            # cleaned in a child process at the lowest priority, not on the stream's thread
+            child = runtime.demo_executor.pid
+            assert child is not None and os.getpriority(os.PRIO_PROCESS, child) == 19
+            assert os.sched_getscheduler(child) == os.SCHED_IDLE
     finally:
-        runtime_of(app).executor.shutdown(wait=False)
+        runtime.executor.shutdown(wait=False)
+        runtime.demo_executor.shutdown()
 
-    off = create_app(WorkerSettings(datadir=str(tmp_path), web=WebSettings(enabled=False)))
+    off = create_app(WorkerSettings(datadir=str(tmp_path)))  # the default
     try:
         with running(off.web.web_app) as url:
             assert request(url + "/api/clean", method="POST", data={"html": PAGE})[0] in (404, 405)
+            assert request(url + "/demo")[0] == 404
             assert request(url + "/healthz")[0] == 200
     finally:
         runtime_of(off).executor.shutdown(wait=False)
+    assert runtime_of(off).demo_executor is None
 
 
 def test_serve_refuses_a_missing_model(capsys):

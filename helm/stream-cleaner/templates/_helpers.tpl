@@ -131,6 +131,13 @@ STREAM_CLEANER_WORKER_BATCH_MAX_BYTES: {{ .Values.worker.batchMaxBytes | int64 |
 STREAM_CLEANER_WORKER_MAX_PAGE_BYTES: {{ .Values.worker.maxPageBytes | int64 | toString | quote }}
 STREAM_CLEANER_WORKER_MAX_MESSAGE_BYTES: {{ .Values.worker.maxMessageBytes | int64 | toString | quote }}
 STREAM_CLEANER_WORKER_WEB_PORT: {{ .Values.worker.webPort | int64 | toString | quote }}
+STREAM_CLEANER_WEB_HEADER_TIMEOUT_SECONDS: {{ .Values.web.headerTimeoutSeconds | toString | quote }}
+STREAM_CLEANER_WEB_MAX_CONNECTIONS: {{ .Values.web.maxConnections | int64 | toString | quote }}
+STREAM_CLEANER_WEB_ENABLED: {{ .Values.webDemo.enabled | toString | quote }}
+STREAM_CLEANER_WEB_MAX_BODY_BYTES: {{ .Values.webDemo.maxBodyBytes | int64 | toString | quote }}
+STREAM_CLEANER_WEB_MAX_REQUEST_SECONDS: {{ .Values.webDemo.maxRequestSeconds | toString | quote }}
+STREAM_CLEANER_WEB_MAX_PENDING_REQUESTS: {{ .Values.webDemo.maxPendingRequests | int64 | toString | quote }}
+STREAM_CLEANER_WEB_MAX_BUSY_SHARE: {{ .Values.webDemo.maxBusyShare | toString | quote }}
 STREAM_CLEANER_WORKER_SESSION_TIMEOUT_SECONDS: {{ .Values.worker.sessionTimeoutSeconds | toString | quote }}
 STREAM_CLEANER_WORKER_HEARTBEAT_INTERVAL_SECONDS: {{ .Values.worker.heartbeatIntervalSeconds | toString | quote }}
 STREAM_CLEANER_WORKER_REQUEST_TIMEOUT_SECONDS: {{ .Values.worker.requestTimeoutSeconds | toString | quote }}
