@@ -175,11 +175,23 @@ def speed(passes: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dragnet", default=str(ROOT / ".cache/data/dragnet"))
+    parser.add_argument(
+        "--dragnet",
+        default=str(ROOT / ".cache/data/dragnet"),
+        help="the page set of question 2: Dragnet (its train split), or any set in the "
+        "generic layout, whole (e.g. .cache/data/googletrends-pages/val, pages no labeller "
+        "was trained on)",
+    )
     parser.add_argument(
         "--multilingual-labeller", help="a multilingual labeller file (default: the shipped one)"
     )
     parser.add_argument("--limit", type=int, default=None, help="pages per set (quick runs)")
+    parser.add_argument(
+        "--mode", help="the labeller mode of the variants (default: the settings' default)"
+    )
+    parser.add_argument(
+        "--dragnet-only", action="store_true", help="only the second question (Dragnet)"
+    )
     parser.add_argument(
         "--speed", type=int, metavar="PASSES", help="only time the sequence layer's cost"
     )
@@ -188,6 +200,13 @@ def main() -> None:
         speed(args.speed)
         return
 
+    if not args.dragnet_only:
+        multiboilernet_rows(args)
+    dragnet_without_model(args)
+
+
+def multiboilernet_rows(args: argparse.Namespace) -> None:
+    """Question 1: the MultiBoilerNet sets' rows through `clean_document`."""
     print("## 1. MultiBoilerNet rows through clean_document (macro F1 over rows)\n")
     print("| set | pages | rows not found | variant | macro F1 | pooled | content F1 | paper |")
     print("|---|---:|---:|---|---:|---:|---:|---:|")
@@ -197,6 +216,11 @@ def main() -> None:
             settings = CleanerSettings(
                 **options, multilingual_labeller_path=args.multilingual_labeller
             )
+            if args.mode and "mode" not in options:
+                settings = settings.with_options(mode=args.mode)
+                if options.get("multilingual_labeller") == "auto" and args.mode != "corpus":
+                    # auto applies in corpus mode only: "on" asks the other modes (every page)
+                    settings = settings.with_options(multilingual_labeller="on")
 
             def predict(s: CleanerSettings, pages: list[Page] = pages) -> list:
                 return [row_predictions(p, s) for p in pages]
@@ -212,8 +236,13 @@ def main() -> None:
                 flush=True,
             )
 
+
+
+def dragnet_without_model(args: argparse.Namespace) -> None:
+    """Question 2: the Dragnet train split cleaned as if its language had no model."""
     print("\n## 2. Dragnet train split as a language without a model (word alignment F1)\n")
-    pages = [p for p in read_pages(args.dragnet, split="train") if p.gold is not None]
+    split = "train" if Path(args.dragnet).name == "dragnet" else "all"
+    pages = [p for p in read_pages(args.dragnet, split=split) if p.gold is not None]
     pages = pages[: args.limit]
     scored = pipeline._Run._score_sentences
     applies = pipeline._Run._multilingual_applies
@@ -227,7 +256,7 @@ def main() -> None:
     print(f"{len(pages)} pages\n")
     print("| mode | variant | F1 | pooled F1 |")
     print("|---|---|---:|---:|")
-    for mode in ("corpus", "article"):
+    for mode in (args.mode,) if args.mode else ("corpus", "article"):
         for variant, (options, patch) in VARIANTS.items():
             if variant == "perplexity mode":
                 continue
