@@ -236,3 +236,47 @@ def test_a_guarded_document_says_so_in_its_record_and_the_guard_can_be_off(tmp_p
         (labeller_path("auto").parents[2] / "topics" / "clean.documents.v1.schema.json").read_text()
     )
     assert set(schema["properties"]["guard"]["enum"]) == {*GuardReason.ALL, None}
+
+
+def test_pages_no_model_scores_get_the_labeller_trained_without_one(tmp_path, monkeypatch):
+    from stream_cleaner import pipeline
+
+    from .test_languages import PAGES, raw
+
+    # a twin that drops every block shows where the pipeline uses it
+    spec = json.loads(labeller_path("auto").read_text())
+    spec["threshold"] = 1e9
+    twin = tmp_path / "labeller-auto-nolm.json"
+    twin.write_text(json.dumps(spec))
+    monkeypatch.setattr(pipeline, "_unmodelled_labeller", lambda settings: str(twin))
+    settings = CleanerSettings(content_guard=False)
+    german = clean_document(raw("de"), settings=settings)  # no German model: the twin decides
+    assert german.language.code == "de" and german.text == ""
+    assert PAGES["de"][3][0] in clean_document(raw("de"), settings=settings.with_options(
+        models=f"de={TINY}", max_sentence_perplexity=1e9)).text  # fmt: skip
+    english = clean_document(PAGE, settings=settings)  # the default model scores it
+    assert ARTICLE in english.text
+
+
+def test_a_labeller_trained_without_a_model_sees_neutral_perplexity(tmp_path, tiny_model):
+    pytest.importorskip("lightgbm")
+    from stream_cleaner.labeller import unmodelled_labeller_path
+    from stream_cleaner.training import load_training_pages, score_without_model, train_labeller
+
+    pages_dir = _page_set(tmp_path / "pages")
+    pages = load_training_pages(pages_dir, model=tiny_model)
+    score_without_model(pages, 2.0)
+    columns = [FEATURE_NAMES.index(n) for n in ("log_ppl", "min_log_ppl", "oov_rate")]
+    for page in pages:
+        values = page.features[:, columns]
+        assert set(np.unique(values[:, 2])) == {0.0}  # no OOV anywhere
+        assert np.all((values[:, 0] == 2.0) | (values[:, 0] == 5.0))  # neutral, or no token
+    out = tmp_path / "nolm.json"
+    meta = train_labeller(
+        [(str(pages_dir), None)], mode="auto", output=out, model=tiny_model, num_trees=10,
+        folds=3, class_features=True, structure_features=True, without_model=True,
+    )  # fmt: skip
+    assert meta["without_model"] and json.loads(out.read_text())["without_model"]
+    # the bundled twin serves the mode unless a labeller file replaces the bundled labeller
+    assert unmodelled_labeller_path("auto", labeller_path="/some/labeller.json") is None
+    assert unmodelled_labeller_path("perplexity") is None
