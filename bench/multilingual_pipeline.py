@@ -237,7 +237,6 @@ def multiboilernet_rows(args: argparse.Namespace) -> None:
             )
 
 
-
 def dragnet_without_model(args: argparse.Namespace) -> None:
     """Question 2: the Dragnet train split cleaned as if its language had no model."""
     print("\n## 2. Dragnet train split as a language without a model (word alignment F1)\n")
