@@ -1,8 +1,17 @@
 """The command line: ``stream-cleaner COMMAND ...``. Thin callers of the core, nothing more.
 
-Exit codes: 0 done (pages that could not be cleaned are in the output with their error, they
-do not fail the run); 1 the run could not be done (missing model, unreadable path, tool
-failure); 2 bad usage.
+Exit codes (as trafilatura's, which exits 0, 1 when some inputs failed and 126 when more
+than 99% did; 1 and 2 keep their usual meaning here):
+
+- 0 (`EXIT_OK`): every input was read and cleaned;
+- 1 (`EXIT_ERROR`): the run could not be done (missing model, output not writable, tool
+  failure, broker not answering);
+- 2 (`EXIT_USAGE`): bad usage (argparse);
+- 3 (`EXIT_SOME_FAILED`): the run went through, but some inputs could not be read or cleaned:
+  their records carry the error (``clean``), or they are listed on stderr (``strip-tags``,
+  ``produce``);
+- 4 (`EXIT_MOST_FAILED`): more than `MOST_FAILED_SHARE` (99%) of the inputs failed, a run of
+  one input that failed too: most likely the wrong inputs or settings.
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from . import __version__
 from .evaluate import LAYOUTS, SPLITS
@@ -40,6 +49,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("stream_cleaner")
 SAMPLES_DIR = Path(__file__).parent / "samples"
+
+EXIT_OK: Final = 0
+EXIT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_SOME_FAILED: Final = 3
+EXIT_MOST_FAILED: Final = 4
+MOST_FAILED_SHARE: Final = 0.99  # trafilatura's: above it, the run as a whole failed
+
+
+def exit_status(*, failed: int, total: int) -> int:
+    """The exit code of a command that read ``total`` inputs, ``failed`` of which could not be
+    read or cleaned (see the module's docstring)."""
+    if not failed:
+        return EXIT_OK
+    return EXIT_MOST_FAILED if failed > MOST_FAILED_SHARE * total else EXIT_SOME_FAILED
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -717,7 +741,7 @@ def _model_options(base: CleanerSettings, given: Sequence[str]) -> tuple[str | N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code (``EXIT_*``, see the module docstring)."""
     args = parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -746,9 +770,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-    except (OSError, ValueError, RuntimeError) as exc:  # a missing file, a full disk...
+    except (OSError, ValueError, RuntimeError) as exc:  # a missing model, a full disk...
         print(f"stream-cleaner {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_ERROR
 
 
 def _cmd_perplexity(args: argparse.Namespace) -> int:
@@ -772,7 +796,7 @@ def _cmd_strip_tags(args: argparse.Namespace) -> int:
     from .io import iter_documents
     from .parse import extract_text
 
-    failed = 0
+    failed = total = 0
     for source in iter_documents(args.paths, stdin=sys.stdin.buffer):
         doc = source.doc
         try:
@@ -788,7 +812,8 @@ def _cmd_strip_tags(args: argparse.Namespace) -> int:
         except (BinaryContent, ValueError) as exc:
             failed += 1
             print(f"{source.origin}: skipped: {exc}", file=sys.stderr)
-    return 0
+        total += 1
+    return exit_status(failed=failed, total=total)
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
@@ -829,25 +854,35 @@ def _cmd_clean(args: argparse.Namespace) -> int:
         writer = WarcWriter(args.output if args.output else sys.stdout.buffer)
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     counts: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
     started = time.perf_counter()
     with writer:
         for source, doc in _progress(_clean_sources(sources, settings, args.jobs, sites), show):
             writer.write(source, doc)
             counts["documents"] += 1
-            counts["errors"] += doc.error is not None
+            if doc.error is not None:
+                errors[doc.error] += 1
             counts["sentences"] += len(doc.sentences)
             counts["kept"] += doc.n_kept
     if out_stream is not None and out_stream is not sys.stdout.buffer:
         out_stream.close()
     elapsed = time.perf_counter() - started
     print(
-        f"stream-cleaner clean: {counts['documents']} documents ({counts['errors']} with an "
-        f"error), {counts['kept']}/{counts['sentences']} sentences kept, "
+        f"stream-cleaner clean: {counts['documents']} documents ({_errors(errors)}), "
+        f"{counts['kept']}/{counts['sentences']} sentences kept, "
         f"{counts['documents'] / elapsed if elapsed else 0:.1f} documents/s"
         f"{_skipped_records(read)}",
         file=sys.stderr,
     )
-    return 0
+    return exit_status(failed=errors.total(), total=counts["documents"])
+
+
+def _errors(errors: Counter[str]) -> str:
+    """The summary's count of the documents with an error, by error."""
+    if not errors:
+        return "0 with an error"
+    reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(errors.items()))
+    return f"{errors.total()} with an error: {reasons}"
 
 
 def _skipped_records(read: Any) -> str:
@@ -1231,7 +1266,7 @@ def _cmd_produce(args: argparse.Namespace) -> int:
         f"{args.topic or RAW_HTML_TOPIC}, {len(stats.skipped)} not sent{_skipped_records(read)}",
         file=sys.stderr,
     )
-    return 0
+    return exit_status(failed=len(stats.skipped), total=stats.sent + len(stats.skipped))
 
 
 def _cmd_tail(args: argparse.Namespace) -> int:

@@ -214,9 +214,23 @@ def test_a_directory_walk_passes_over_fifos_and_devices(tmp_path: Path) -> None:
     assert stats.skipped["file_not_regular"] == 2
 
 
-def test_paths_are_checked_before_reading(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
-        iter_documents([tmp_path / "missing.html"])
+def test_a_path_that_cannot_be_read_is_an_error_document_and_reading_goes_on(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "page.html").write_bytes(PAGES[0])
+    missing = tmp_path / "nonexistent" / "path.html"
+
+    sources, stats = read_all([missing, tmp_path / "page.html"])
+
+    assert [s.origin for s in sources] == [str(missing), str(tmp_path / "page.html")]
+    assert sources[0].doc.id == str(missing)
+    assert sources[0].relpath == "path.html"
+    assert sources[0].doc.error == "read_error: cannot open: No such file or directory"
+    assert sources[1].doc.body == PAGES[0]
+    assert (stats.files, stats.documents, stats.failed) == (1, 2, 1)
+
+
+def test_usage_errors_are_raised_before_reading() -> None:
     with pytest.raises(ValueError, match="only once"):
         iter_documents(["-", "-"], stdin=io.BytesIO(b""))
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import errno
 import hashlib
 import os
 import re
@@ -161,9 +160,10 @@ def iter_documents(
     """Reads every document under ``paths``, in order.
 
     A path may be a file, a directory (walked recursively in sorted order, hidden files and
-    directories skipped) or ``-`` for stdin. A file is a WARC if its name ends with
-    :data:`WARC_SUFFIXES` or its first bytes are ``WARC/`` (plain or gzipped), JSON Lines if
-    its name ends with :data:`JSONL_SUFFIXES`, and otherwise one page, read as bytes (and
+    directories skipped) or ``-`` for stdin; one that cannot be read (missing, no permission)
+    is an error document (``read_error``), and reading goes on. A file is a WARC if its name
+    ends with :data:`WARC_SUFFIXES` or its first bytes are ``WARC/`` (plain or gzipped), JSON
+    Lines if its name ends with :data:`JSONL_SUFFIXES`, and otherwise one page, read as bytes (and
     gunzipped when they are gzip). Stdin is sniffed: ``WARC/`` or gzipped ``WARC/`` -> WARC,
     gzip whose content starts with ``{`` -> JSON Lines, other gzip -> one page gunzipped,
     first non-blank byte ``{`` -> JSON Lines, anything else -> one page.
@@ -176,10 +176,9 @@ def iter_documents(
             where the caller writes its output.
 
     Returns:
-        An iterator of Sources; the paths are checked before it is returned.
+        An iterator of Sources; the arguments are checked before it is returned.
 
     Raises:
-        FileNotFoundError: a path does not exist.
         ValueError: ``-`` is given more than once, or a path is (or is inside) one of
             ``exclude``.
     """
@@ -189,8 +188,6 @@ def iter_documents(
     excluded = frozenset(os.path.realpath(path) for path in exclude)
     outputs = {_file_id(path) for path in exclude} - {None}  # a hard link is the same file
     for name in names:
-        if name != STDIN_ARG and not os.path.exists(name):
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
         if name != STDIN_ARG and (
             _inside(os.path.realpath(name), excluded) or _file_id(name) in outputs
         ):
