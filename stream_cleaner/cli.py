@@ -17,6 +17,7 @@ than 99% did; 1 and 2 keep their usual meaning here):
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import re
@@ -68,16 +69,33 @@ def exit_status(*, failed: int, total: int) -> int:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (``argv`` without the program name)."""
+    return build_parser().parse_args(argv)
+
+
+def _global_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
+    """The options every command takes, before its name or after it (``clean -v``)."""
+    parser.add_argument("--version", action="version", version=f"stream-cleaner {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="log progress details"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command."""
     parser = argparse.ArgumentParser(
         prog="stream-cleaner",
         description="Clean crawled web pages: strip tags, split sentences, score them with a "
         "KenLM language model, drop boilerplate.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    _global_options(parser, default=False)
+    # given after the command, the subparser sets them; not given, it must leave the value
+    # that the main parser set (or its default) alone: hence SUPPRESS
+    after = argparse.ArgumentParser(add_help=False)
+    _global_options(after, default=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_command = functools.partial(commands.add_parser, parents=[after])
 
-    p = commands.add_parser(
+    p = add_command(
         "perplexity",
         help="print the perplexity of sentences",
         description="Print the perplexity of each sentence given (or of each line of stdin).",
@@ -85,7 +103,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("sentences", nargs="*", metavar="SENTENCE", help="sentences; none or - = stdin")
     _add_model_option(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "strip-tags",
         help="print the text of HTML pages, no filtering",
         description="Print the text of each page, one block per line, without any filtering.",
@@ -93,7 +111,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("paths", nargs="+", metavar="PATH", help="HTML files, directories, WARC, -")
     p.add_argument("--parser", choices=PARSERS, default="lexbor")
 
-    p = commands.add_parser(
+    p = add_command(
         "clean",
         help="clean pages from files, directories, WARC, JSON Lines or stdin",
         description="Run the full pipeline over every page found in PATHs (HTML files, "
@@ -149,7 +167,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="show a progress bar (default: when stderr is a terminal)",
     )
 
-    p = commands.add_parser(
+    p = add_command(
         "train-lm",
         help="train a KenLM model on a text corpus",
         description="Normalise a corpus with the cleaner's own normalisation, train a KenLM "
@@ -183,7 +201,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--arpa", action="store_true", help="write ARPA text instead of a binary")
     p.add_argument("--memory", default="40%", help="lmplz sort memory (default 40%%)")
 
-    p = commands.add_parser(
+    p = add_command(
         "train-labeller",
         help="train the block labeller of a mode on pages with gold text",
         description="Cut and score every page of the given page sets as `clean` does, label "
@@ -278,7 +296,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     _add_model_option(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "demo",
         help="clean the bundled sample pages and show what was kept",
         description="Clean the sample pages shipped with the package (or PATHs) and print a "
@@ -287,7 +305,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("paths", nargs="*", metavar="PATH")
     _add_cleaner_options(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "evaluate",
         help="score stream-cleaner (or a folder of outputs) against gold text",
         description="Score against hand-cleaned gold text, with three scorers named in the "
@@ -342,7 +360,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--per-page", metavar="PATH", help="also write per-page scores (TSV)")
     _add_cleaner_options(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "topics",
         help="create or list the worker's Kafka topics",
         description="Create the worker's four Kafka topics (input, cleaned documents, sentence "
@@ -356,12 +374,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     topic_commands = p.add_subparsers(dest="topics_command", required=True, metavar="ACTION")
     create = topic_commands.add_parser(
         "create",
+        parents=[after],
         help="create the topics that do not exist yet",
         description="Create the topics that do not exist yet; existing ones are left as they "
         "are and reported as 'exists'. Prints one line per topic.",
     )
     listing = topic_commands.add_parser(
         "list",
+        parents=[after],
         help="list the topics and their partitions",
         description="Print each of the worker's topics with its partition count, or "
         "'missing'. Creates nothing.",
@@ -397,7 +417,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="retention of the dead-letter topic in ms (default 2592000000, 30 days)",
     )
 
-    p = commands.add_parser(
+    p = add_command(
         "produce",
         help="send pages to the input topic",
         description="Send every page found in PATHs (HTML files, directory trees, WARC, JSON "
@@ -415,7 +435,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="the codec of the record batches sent: none (default), gzip, snappy, lz4 or zstd",
     )
 
-    p = commands.add_parser(
+    p = add_command(
         "tail",
         help="print the records of a topic",
         description="Print a topic's records as JSON Lines (partition, offset, key, headers, "
@@ -433,7 +453,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--latest", action="store_true", help="only records that arrive from now")
 
-    p = commands.add_parser(
+    p = add_command(
         "stack",
         help="run everything locally: broker, topics, worker, pages in, summary out",
         description="Start a Kafka-protocol broker on 127.0.0.1 (Tansu; or use "
@@ -464,7 +484,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--mode", choices=MODES, help=f"the worker's mode (default {MODE_DEFAULT})")
 
-    p = commands.add_parser(
+    p = add_command(
         "worker",
         help="run the streaming worker (Faust) on the Kafka topics",
         description="Clean the pages of the input topic and publish cleaned documents, "
@@ -561,7 +581,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loglevel", default="info", help="Faust log level (default info)")
     _add_cleaner_options(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "serve",
         help="serve the web demo and HTTP API",
         description="Serve the web demo (GET /demo) and the HTTP API (POST /api/clean, GET "
@@ -600,7 +620,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--annotations-dir", help="folder where the annotation view saves labels")
     _add_cleaner_options(p)
 
-    return parser.parse_args(argv)
+    return parser
 
 
 def _add_model_option(p: argparse.ArgumentParser) -> None:

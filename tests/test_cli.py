@@ -360,3 +360,55 @@ def test_strip_tags_and_produce_exit_with_the_same_policy(tmp_path, monkeypatch,
     assert main(["produce", recipe, missing]) == 3
     assert f"not sent: {missing}: read_error" in capsys.readouterr().err
     assert main(["produce", missing]) == 4
+
+
+# --- global options ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-v", "clean", "x.html"],
+        ["clean", "-v", "x.html"],
+        ["clean", "x.html", "--verbose"],
+        ["topics", "create", "-v"],
+        ["-v", "topics", "list"],
+        ["serve", "-v"],
+    ],
+)
+def test_global_options_go_before_or_after_the_command(argv):
+    assert parse_args(argv).verbose is True
+
+
+def test_without_the_global_option_it_keeps_its_default():
+    assert parse_args(["clean", "x.html"]).verbose is False
+    assert parse_args(["topics", "list"]).verbose is False
+
+
+def test_version_after_the_command():
+    done = run("clean", "--version")
+    assert done.returncode == 0
+    assert done.stdout.startswith(b"stream-cleaner ")
+
+
+def test_every_option_of_every_command_is_in_its_help():
+    import argparse
+
+    from stream_cleaner.cli import build_parser
+
+    def parsers(parser, name):
+        yield name, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for command, sub in action.choices.items():
+                    yield from parsers(sub, f"{name} {command}")
+
+    found = 0
+    for name, parser in parsers(build_parser(), "stream-cleaner"):
+        text = parser.format_help()
+        for action in parser._actions:
+            for option in action.option_strings:
+                assert option in text, f"{name} --help lacks {option}"
+                found += 1
+        assert "--verbose" in text, name  # the global options, after the command too
+    assert found > 190
