@@ -1072,8 +1072,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     rows = []
     last = None
     for source in iter_documents(paths):
-        if not args.paths and not source.origin.endswith(".html"):
-            continue
         doc = clean_document(source.doc, settings=settings)
         rows.append((Path(source.origin).name, doc))
         if doc.n_kept and (last is None or len(doc.sentences) > len(last.sentences)):
@@ -1319,11 +1317,7 @@ def _cmd_stack(args: argparse.Namespace) -> int:
     from .io import iter_documents
     from .streaming.stack import run_stack
 
-    paths = args.paths or [str(SAMPLES_DIR)]
-    sources = [
-        s for s in iter_documents(paths)
-        if args.paths or s.origin.endswith(".html")  # the samples folder holds a README too
-    ]  # fmt: skip
+    sources = list(iter_documents(args.paths or [str(SAMPLES_DIR)]))
     worker_args = []
     if args.model:
         worker_args += ["--model", args.model]

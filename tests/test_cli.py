@@ -112,7 +112,7 @@ def test_clean_to_a_text_tree_and_to_warc(tmp_path):
     assert main(["clean", str(SAMPLES), "-f", "warc", "-o", str(warc), "--model", TINY]) == 0
     with open(warc, "rb") as stream:
         kinds = [r.rec_type for r in ArchiveIterator(stream)]
-    assert kinds.count("conversion") == len(list(SAMPLES.iterdir()))
+    assert kinds.count("conversion") == len(list(SAMPLES.glob("*.html")))
 
 
 def test_clean_counts_the_warc_records_that_are_no_page(tmp_path, capsysbinary):
@@ -412,3 +412,26 @@ def test_every_option_of_every_command_is_in_its_help():
                 found += 1
         assert "--verbose" in text, name  # the global options, after the command too
     assert found > 190
+
+
+# --- what a directory walk reads -----------------------------------------------------------
+
+
+def test_clean_and_stack_read_the_same_pages_of_a_folder(monkeypatch, capsysbinary):
+    from stream_cleaner.streaming import stack
+
+    assert main(["clean", "--no-progress", "--no-sentences", "--model", TINY, str(SAMPLES)]) == 0
+    out, err = capsysbinary.readouterr()
+    cleaned = [orjson.loads(line)["id"] for line in out.splitlines()]
+    assert cleaned == sorted(str(path) for path in SAMPLES.glob("*.html"))  # not its README
+    assert b"1 inputs were no page to clean (file_not_page 1)" in err
+    produced = []
+
+    def run_stack(sources, **options):
+        produced.append([source.doc.id for source in sources])
+        return stack.StackResult()
+
+    monkeypatch.setattr(stack, "run_stack", run_stack)
+    assert main(["stack"]) == 0  # the bundled samples
+    assert main(["stack", str(SAMPLES)]) == 0
+    assert produced == [cleaned, cleaned]

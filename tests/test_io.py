@@ -188,7 +188,6 @@ def test_a_directory_is_walked_sorted_without_hidden_files(tmp_path: Path) -> No
 
     assert [s.relpath for s in sources] == [
         "b.html",
-        "notes.txt",
         "a/pages.jsonl/line-1",
         "a/pages.jsonl/two",
         "a/z.htm",
@@ -196,10 +195,11 @@ def test_a_directory_is_walked_sorted_without_hidden_files(tmp_path: Path) -> No
     ]
     assert sources[0].doc == RawDocument(body=b"<p>b</p>", id=str(root / "b.html"))
     assert sources[0].origin == str(root / "b.html")
-    assert sources[2].doc.body == "<p>one</p>"
-    assert sources[2].origin == f"jsonl:{root / 'a/pages.jsonl'}:1"
-    assert sources[5].doc.id == str(root / "a/b/deep.html")
-    assert (stats.files, stats.documents, stats.failed) == (5, 6, 0)
+    assert sources[1].doc.body == "<p>one</p>"
+    assert sources[1].origin == f"jsonl:{root / 'a/pages.jsonl'}:1"
+    assert sources[4].doc.id == str(root / "a/b/deep.html")
+    assert (stats.files, stats.documents, stats.failed) == (4, 5, 0)
+    assert stats.skipped == {"file_not_page": 1}  # notes.txt
 
 
 def test_a_directory_walk_passes_over_fifos_and_devices(tmp_path: Path) -> None:
@@ -380,6 +380,25 @@ def test_a_directory_walk_passes_over_style_sheets_scripts_and_images(tmp_path: 
 
     assert [s.relpath for s in sources] == ["a.html", "sub/b.htm"]
     assert stats.skipped == {"file_not_page": 4}
+    assert len(named) == 1  # a file named on its own is read
+
+
+def test_a_directory_walk_passes_over_text_files_that_are_no_page(tmp_path: Path) -> None:
+    # a folder's README, notes, robots.txt, sitemaps and feeds, data: cleaned as pages, a
+    # README was one more "document" (clean samples/ gave 7, stack 6)
+    pages = ["index.html", "about", "page.php", "sub/b.htm", "sub/c.xhtml"]
+    texts = ["README.md", "notes.txt", "robots.txt", "sitemap.xml", "feed.rss", "data.csv",
+             "sub/LICENSE.rst", "sub/config.yaml"]  # fmt: skip
+    for name in pages + texts:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"<p>x</p>")
+
+    sources, stats = read_all([tmp_path])
+    named, _ = read_all([tmp_path / "README.md"])
+
+    assert [s.relpath for s in sources] == ["about", "index.html", "page.php", "sub/b.htm",
+                                            "sub/c.xhtml"]  # fmt: skip
+    assert stats.skipped == {"file_not_page": len(texts)}
     assert len(named) == 1  # a file named on its own is read
 
 
