@@ -164,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="show a progress bar (default: when stderr is a terminal)",
+        help="show a progress bar, with a total and an ETA when the inputs are files and "
+        "directory trees (default: when stderr is a terminal)",
     )
 
     p = add_command(
@@ -843,6 +844,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
         ReadStats,
         TextTreeWriter,
         WarcWriter,
+        count_documents,
         iter_documents,
     )
 
@@ -856,9 +858,8 @@ def _cmd_clean(args: argparse.Namespace) -> int:
             raise ValueError("--site-aware reads its inputs twice: give files, not stdin (-)")
         sites = _learn_sites(args, settings)
     read = ReadStats()
-    sources = iter_documents(
-        args.paths, stdin=sys.stdin.buffer, stats=read, exclude=[args.output] if args.output else []
-    )
+    exclude = [args.output] if args.output else []
+    sources = iter_documents(args.paths, stdin=sys.stdin.buffer, stats=read, exclude=exclude)
     out_stream: Any = None
     if args.format == "jsonl":
         out_stream = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
@@ -873,11 +874,13 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     else:
         writer = WarcWriter(args.output if args.output else sys.stdout.buffer)
     show = args.progress if args.progress is not None else sys.stderr.isatty()
+    total = count_documents(args.paths, exclude=exclude) if show else None
     counts: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     started = time.perf_counter()
     with writer:
-        for source, doc in _progress(_clean_sources(sources, settings, args.jobs, sites), show):
+        cleaned = _clean_sources(sources, settings, args.jobs, sites)
+        for source, doc in _progress(cleaned, show, total=total):
             writer.write(source, doc)
             counts["documents"] += 1
             if doc.error is not None:
@@ -936,12 +939,39 @@ def _learn_sites(args: argparse.Namespace, settings: CleanerSettings) -> SiteTem
     return sites
 
 
-def _progress(items: Iterator[Any], show: bool) -> Iterator[Any]:
-    if not show:
-        return items
+def _progress(items: Iterator[Any], show: bool, *, total: int | None = None) -> Iterator[Any]:
+    """``items``, with a progress bar on stderr when ``show``: done of ``total`` with an ETA
+    when the inputs could be counted (`count_documents`), else a count and a rate."""
+    return _progress_bar(items, total) if show else items
+
+
+def _progress_bar(items: Iterator[Any], total: int | None) -> Iterator[Any]:
     from tqdm import tqdm
 
-    return iter(tqdm(items, unit="doc", file=sys.stderr))
+    columns, rows = _terminal_size(sys.stderr)
+    # tqdm's -1s: a bar as wide as the terminal wraps on some
+    with tqdm(total=total, unit="doc", file=sys.stderr, ncols=columns - 1, nrows=rows - 1) as bar:
+        for item in items:
+            yield item
+            if bar.total is not None and bar.n >= bar.total:
+                bar.total = None  # more than counted: a WARC known by its bytes, not its name
+            bar.update()
+
+
+def _terminal_size(stream: Any) -> tuple[int, int]:
+    """The columns and rows of the terminal ``stream`` writes to; COLUMNS (else 80) and 24
+    where it tells none. A pseudo-terminal that reports 0 x 0 (a container's before it is
+    sized, some CI runners) made tqdm, which measures it itself, take 0 rows for no room and
+    print nothing at all."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        columns, rows = size.columns, size.lines
+    except (AttributeError, OSError, ValueError):  # not a terminal, or no file at all
+        columns = rows = 0
+    if columns <= 0:
+        given = os.environ.get("COLUMNS", "")
+        columns = int(given) if given.isdigit() and int(given) > 0 else 80
+    return columns, rows if rows > 0 else 24
 
 
 def _clean_sources(

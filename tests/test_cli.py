@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 
@@ -435,3 +436,48 @@ def test_clean_and_stack_read_the_same_pages_of_a_folder(monkeypatch, capsysbina
     assert main(["stack"]) == 0  # the bundled samples
     assert main(["stack", str(SAMPLES)]) == 0
     assert produced == [cleaned, cleaned]
+
+
+# --- the progress bar ----------------------------------------------------------------------
+
+
+def test_the_progress_bar_shows_a_total_and_an_eta_for_files_and_trees(tmp_path, capsys):
+    args = ["clean", "--progress", "--model", TINY, "-o", str(tmp_path / "out.jsonl")]
+    assert main([*args, str(SAMPLES), str(SAMPLES / "recipe.html")]) == 0
+    bar = capsys.readouterr().err
+    assert "7/7 [" in bar
+    assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", bar)  # elapsed<remaining
+    # a WARC holds an unknown number of pages: a count and a rate, no total
+    (tmp_path / "crawl.warc").write_bytes(b"")
+    assert main([*args, str(SAMPLES), str(tmp_path / "crawl.warc")]) == 0
+    assert "6doc [" in capsys.readouterr().err
+
+
+def test_the_progress_bar_shows_on_a_terminal_that_reports_no_size(tmp_path):
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    # a pseudo-terminal of 0 x 0 (a container's before it is sized): tqdm took 0 rows for no
+    # room and printed nothing at all
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    command = [sys.executable, "-m", "stream_cleaner", "clean", str(SAMPLES), "--model", TINY,
+               "-o", str(tmp_path / "out.jsonl")]  # fmt: skip
+    with subprocess.Popen(command, stderr=follower, stdout=subprocess.DEVNULL, env=env) as done:
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # EIO: the process and its terminal are gone
+                break
+            if not data:
+                break
+            shown += data
+    os.close(leader)
+    assert done.returncode == 0
+    assert b"6/6 [" in shown
+    assert b"stream-cleaner clean: 6 documents" in shown

@@ -26,6 +26,7 @@ from stream_cleaner.io import (
     Source,
     TextTreeWriter,
     WarcWriter,
+    count_documents,
     iter_documents,
 )
 
@@ -400,6 +401,33 @@ def test_a_directory_walk_passes_over_text_files_that_are_no_page(tmp_path: Path
                                             "sub/c.xhtml"]  # fmt: skip
     assert stats.skipped == {"file_not_page": len(texts)}
     assert len(named) == 1  # a file named on its own is read
+
+
+def test_the_documents_of_files_and_trees_are_counted_before_reading(tmp_path: Path) -> None:
+    import os
+
+    for name in ["a.html", "README.md", "style.css", ".hidden.html", "sub/b.htm", "sub/c"]:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"<p>x</p>")
+    os.mkfifo(tmp_path / "fifo.html")
+    page = tmp_path / "a.html"
+    paths: list[str | Path] = [tmp_path, page, tmp_path / "missing.html"]
+
+    sources, _ = read_all(paths)
+
+    # the walk's own rule: not the README, the style sheet, hidden files or the FIFO
+    assert count_documents(paths) == len(sources) == 5
+    (tmp_path / "out.jsonl").write_bytes(b"")  # where the output goes: never read
+    assert count_documents(paths, exclude=[tmp_path / "out.jsonl"]) == 5
+    (tmp_path / "out.jsonl").unlink()
+    # a WARC or JSON Lines file holds any number of documents, stdin anything
+    for other in ["crawl.warc.gz", "pages.jsonl", "sub/more.ndjson"]:
+        (tmp_path / other).write_bytes(b"")
+        assert count_documents([tmp_path]) is None
+        assert count_documents([page, tmp_path / other]) is None
+        (tmp_path / other).unlink()
+    assert count_documents([page, "-"]) is None
+    assert count_documents([page]) == 1
 
 
 def test_gzipped_pages_are_read_gunzipped_from_files_and_stdin(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ __all__ = [
     "ReadStats",
     "ReaderError",
     "Source",
+    "count_documents",
     "iter_documents",
     "safe_name",
     "walk_skip_reason",
@@ -75,6 +76,7 @@ NOT_PAGE_SUFFIXES: Final = (
     ".yaml", ".yml", ".toml", ".ini", ".cfg", ".ics", ".vcf", ".vtt",
 )  # fmt: skip
 
+_MANY_SUFFIXES: Final = WARC_SUFFIXES + JSONL_SUFFIXES  # files of many documents
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 # the HTTP headers naming the codings `_decode_payload` undoes (canonical names)
 _CODING_HEADERS: Final = ("Content-Encoding", "Transfer-Encoding")
@@ -198,6 +200,31 @@ def iter_documents(
         ):
             raise ValueError(f"{name} is where the output goes: write the output elsewhere")
     return _iter_documents(names, stdin, stats if stats is not None else ReadStats(), excluded)
+
+
+def count_documents(
+    paths: Sequence[str | os.PathLike[str]], *, exclude: Sequence[str | os.PathLike[str]] = ()
+) -> int | None:
+    """How many Sources :func:`iter_documents` yields for ``paths``, when the names tell
+    without reading a file: files and directory trees of pages (walked by the same rule, a
+    path that cannot be read counting as its error document). ``None`` when an input holds an
+    unknown number: stdin, a WARC or JSON Lines file. A WARC known only by its first bytes
+    counts as one page; the total is then too low."""
+    excluded = frozenset(os.path.realpath(path) for path in exclude)
+    scratch = ReadStats()
+    total = 0
+    for name in map(os.fspath, paths):
+        if name == STDIN_ARG:
+            return None
+        if not os.path.isdir(name):
+            files: Iterator[tuple[str, str] | OSError] = iter([(name, name)])
+        else:
+            files = _walk_tree(name, scratch, excluded)
+        for entry in files:
+            if not isinstance(entry, OSError) and entry[0].lower().endswith(_MANY_SUFFIXES):
+                return None
+            total += 1
+    return total
 
 
 def _file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
