@@ -1,13 +1,23 @@
 """The command line: ``stream-cleaner COMMAND ...``. Thin callers of the core, nothing more.
 
-Exit codes: 0 done (pages that could not be cleaned are in the output with their error, they
-do not fail the run); 1 the run could not be done (missing model, unreadable path, tool
-failure); 2 bad usage.
+Exit codes (as trafilatura's, which exits 0, 1 when some inputs failed and 126 when more
+than 99% did; 1 and 2 keep their usual meaning here):
+
+- 0 (`EXIT_OK`): every input was read and cleaned;
+- 1 (`EXIT_ERROR`): the run could not be done (missing model, output not writable, tool
+  failure, broker not answering);
+- 2 (`EXIT_USAGE`): bad usage (argparse);
+- 3 (`EXIT_SOME_FAILED`): the run went through, but some inputs could not be read or cleaned:
+  their records carry the error (``clean``), or they are listed on stderr (``strip-tags``,
+  ``produce``);
+- 4 (`EXIT_MOST_FAILED`): more than `MOST_FAILED_SHARE` (99%) of the inputs failed, a run of
+  one input that failed too: most likely the wrong inputs or settings.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import re
@@ -16,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from . import __version__
 from .evaluate import LAYOUTS, SPLITS
@@ -41,19 +51,51 @@ if TYPE_CHECKING:
 log = logging.getLogger("stream_cleaner")
 SAMPLES_DIR = Path(__file__).parent / "samples"
 
+EXIT_OK: Final = 0
+EXIT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_SOME_FAILED: Final = 3
+EXIT_MOST_FAILED: Final = 4
+MOST_FAILED_SHARE: Final = 0.99  # trafilatura's: above it, the run as a whole failed
+
+
+def exit_status(*, failed: int, total: int) -> int:
+    """The exit code of a command that read ``total`` inputs, ``failed`` of which could not be
+    read or cleaned (see the module's docstring)."""
+    if not failed:
+        return EXIT_OK
+    return EXIT_MOST_FAILED if failed > MOST_FAILED_SHARE * total else EXIT_SOME_FAILED
+
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (``argv`` without the program name)."""
+    return build_parser().parse_args(argv)
+
+
+def _global_options(parser: argparse.ArgumentParser, *, default: Any) -> None:
+    """The options every command takes, before its name or after it (``clean -v``)."""
+    parser.add_argument("--version", action="version", version=f"stream-cleaner {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="log progress details"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command."""
     parser = argparse.ArgumentParser(
         prog="stream-cleaner",
         description="Clean crawled web pages: strip tags, split sentences, score them with a "
         "KenLM language model, drop boilerplate.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    _global_options(parser, default=False)
+    # given after the command, the subparser sets them; not given, it must leave the value
+    # that the main parser set (or its default) alone: hence SUPPRESS
+    after = argparse.ArgumentParser(add_help=False)
+    _global_options(after, default=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_command = functools.partial(commands.add_parser, parents=[after])
 
-    p = commands.add_parser(
+    p = add_command(
         "perplexity",
         help="print the perplexity of sentences",
         description="Print the perplexity of each sentence given (or of each line of stdin).",
@@ -61,7 +103,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("sentences", nargs="*", metavar="SENTENCE", help="sentences; none or - = stdin")
     _add_model_option(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "strip-tags",
         help="print the text of HTML pages, no filtering",
         description="Print the text of each page, one block per line, without any filtering.",
@@ -69,7 +111,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("paths", nargs="+", metavar="PATH", help="HTML files, directories, WARC, -")
     p.add_argument("--parser", choices=PARSERS, default="lexbor")
 
-    p = commands.add_parser(
+    p = add_command(
         "clean",
         help="clean pages from files, directories, WARC, JSON Lines or stdin",
         description="Run the full pipeline over every page found in PATHs (HTML files, "
@@ -122,10 +164,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="show a progress bar (default: when stderr is a terminal)",
+        help="show a progress bar, with a total and an ETA when the inputs are files and "
+        "directory trees (default: when stderr is a terminal)",
     )
 
-    p = commands.add_parser(
+    p = add_command(
         "train-lm",
         help="train a KenLM model on a text corpus",
         description="Normalise a corpus with the cleaner's own normalisation, train a KenLM "
@@ -159,7 +202,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--arpa", action="store_true", help="write ARPA text instead of a binary")
     p.add_argument("--memory", default="40%", help="lmplz sort memory (default 40%%)")
 
-    p = commands.add_parser(
+    p = add_command(
         "train-labeller",
         help="train the block labeller of a mode on pages with gold text",
         description="Cut and score every page of the given page sets as `clean` does, label "
@@ -254,7 +297,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     _add_model_option(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "demo",
         help="clean the bundled sample pages and show what was kept",
         description="Clean the sample pages shipped with the package (or PATHs) and print a "
@@ -263,7 +306,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("paths", nargs="*", metavar="PATH")
     _add_cleaner_options(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "evaluate",
         help="score stream-cleaner (or a folder of outputs) against gold text",
         description="Score against hand-cleaned gold text, with three scorers named in the "
@@ -318,7 +361,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--per-page", metavar="PATH", help="also write per-page scores (TSV)")
     _add_cleaner_options(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "topics",
         help="create or list the worker's Kafka topics",
         description="Create the worker's four Kafka topics (input, cleaned documents, sentence "
@@ -332,12 +375,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     topic_commands = p.add_subparsers(dest="topics_command", required=True, metavar="ACTION")
     create = topic_commands.add_parser(
         "create",
+        parents=[after],
         help="create the topics that do not exist yet",
         description="Create the topics that do not exist yet; existing ones are left as they "
         "are and reported as 'exists'. Prints one line per topic.",
     )
     listing = topic_commands.add_parser(
         "list",
+        parents=[after],
         help="list the topics and their partitions",
         description="Print each of the worker's topics with its partition count, or "
         "'missing'. Creates nothing.",
@@ -373,7 +418,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="retention of the dead-letter topic in ms (default 2592000000, 30 days)",
     )
 
-    p = commands.add_parser(
+    p = add_command(
         "produce",
         help="send pages to the input topic",
         description="Send every page found in PATHs (HTML files, directory trees, WARC, JSON "
@@ -391,7 +436,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="the codec of the record batches sent: none (default), gzip, snappy, lz4 or zstd",
     )
 
-    p = commands.add_parser(
+    p = add_command(
         "tail",
         help="print the records of a topic",
         description="Print a topic's records as JSON Lines (partition, offset, key, headers, "
@@ -409,7 +454,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--latest", action="store_true", help="only records that arrive from now")
 
-    p = commands.add_parser(
+    p = add_command(
         "stack",
         help="run everything locally: broker, topics, worker, pages in, summary out",
         description="Start a Kafka-protocol broker on 127.0.0.1 (Tansu; or use "
@@ -440,7 +485,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--mode", choices=MODES, help=f"the worker's mode (default {MODE_DEFAULT})")
 
-    p = commands.add_parser(
+    p = add_command(
         "worker",
         help="run the streaming worker (Faust) on the Kafka topics",
         description="Clean the pages of the input topic and publish cleaned documents, "
@@ -537,7 +582,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loglevel", default="info", help="Faust log level (default info)")
     _add_cleaner_options(p)
 
-    p = commands.add_parser(
+    p = add_command(
         "serve",
         help="serve the web demo and HTTP API",
         description="Serve the web demo (GET /demo) and the HTTP API (POST /api/clean, GET "
@@ -576,7 +621,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--annotations-dir", help="folder where the annotation view saves labels")
     _add_cleaner_options(p)
 
-    return parser.parse_args(argv)
+    return parser
 
 
 def _add_model_option(p: argparse.ArgumentParser) -> None:
@@ -717,7 +762,7 @@ def _model_options(base: CleanerSettings, given: Sequence[str]) -> tuple[str | N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code (``EXIT_*``, see the module docstring)."""
     args = parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -746,9 +791,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-    except (OSError, ValueError, RuntimeError) as exc:  # a missing file, a full disk...
+    except (OSError, ValueError, RuntimeError) as exc:  # a missing model, a full disk...
         print(f"stream-cleaner {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_ERROR
 
 
 def _cmd_perplexity(args: argparse.Namespace) -> int:
@@ -772,7 +817,7 @@ def _cmd_strip_tags(args: argparse.Namespace) -> int:
     from .io import iter_documents
     from .parse import extract_text
 
-    failed = 0
+    failed = total = 0
     for source in iter_documents(args.paths, stdin=sys.stdin.buffer):
         doc = source.doc
         try:
@@ -788,7 +833,8 @@ def _cmd_strip_tags(args: argparse.Namespace) -> int:
         except (BinaryContent, ValueError) as exc:
             failed += 1
             print(f"{source.origin}: skipped: {exc}", file=sys.stderr)
-    return 0
+        total += 1
+    return exit_status(failed=failed, total=total)
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
@@ -798,6 +844,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
         ReadStats,
         TextTreeWriter,
         WarcWriter,
+        count_documents,
         iter_documents,
     )
 
@@ -811,9 +858,8 @@ def _cmd_clean(args: argparse.Namespace) -> int:
             raise ValueError("--site-aware reads its inputs twice: give files, not stdin (-)")
         sites = _learn_sites(args, settings)
     read = ReadStats()
-    sources = iter_documents(
-        args.paths, stdin=sys.stdin.buffer, stats=read, exclude=[args.output] if args.output else []
-    )
+    exclude = [args.output] if args.output else []
+    sources = iter_documents(args.paths, stdin=sys.stdin.buffer, stats=read, exclude=exclude)
     out_stream: Any = None
     if args.format == "jsonl":
         out_stream = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
@@ -828,26 +874,38 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     else:
         writer = WarcWriter(args.output if args.output else sys.stdout.buffer)
     show = args.progress if args.progress is not None else sys.stderr.isatty()
+    total = count_documents(args.paths, exclude=exclude) if show else None
     counts: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
     started = time.perf_counter()
     with writer:
-        for source, doc in _progress(_clean_sources(sources, settings, args.jobs, sites), show):
+        cleaned = _clean_sources(sources, settings, args.jobs, sites)
+        for source, doc in _progress(cleaned, show, total=total):
             writer.write(source, doc)
             counts["documents"] += 1
-            counts["errors"] += doc.error is not None
+            if doc.error is not None:
+                errors[doc.error] += 1
             counts["sentences"] += len(doc.sentences)
             counts["kept"] += doc.n_kept
     if out_stream is not None and out_stream is not sys.stdout.buffer:
         out_stream.close()
     elapsed = time.perf_counter() - started
     print(
-        f"stream-cleaner clean: {counts['documents']} documents ({counts['errors']} with an "
-        f"error), {counts['kept']}/{counts['sentences']} sentences kept, "
+        f"stream-cleaner clean: {counts['documents']} documents ({_errors(errors)}), "
+        f"{counts['kept']}/{counts['sentences']} sentences kept, "
         f"{counts['documents'] / elapsed if elapsed else 0:.1f} documents/s"
         f"{_skipped_records(read)}",
         file=sys.stderr,
     )
-    return 0
+    return exit_status(failed=errors.total(), total=counts["documents"])
+
+
+def _errors(errors: Counter[str]) -> str:
+    """The summary's count of the documents with an error, by error."""
+    if not errors:
+        return "0 with an error"
+    reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(errors.items()))
+    return f"{errors.total()} with an error: {reasons}"
 
 
 def _skipped_records(read: Any) -> str:
@@ -881,12 +939,39 @@ def _learn_sites(args: argparse.Namespace, settings: CleanerSettings) -> SiteTem
     return sites
 
 
-def _progress(items: Iterator[Any], show: bool) -> Iterator[Any]:
-    if not show:
-        return items
+def _progress(items: Iterator[Any], show: bool, *, total: int | None = None) -> Iterator[Any]:
+    """``items``, with a progress bar on stderr when ``show``: done of ``total`` with an ETA
+    when the inputs could be counted (`count_documents`), else a count and a rate."""
+    return _progress_bar(items, total) if show else items
+
+
+def _progress_bar(items: Iterator[Any], total: int | None) -> Iterator[Any]:
     from tqdm import tqdm
 
-    return iter(tqdm(items, unit="doc", file=sys.stderr))
+    columns, rows = _terminal_size(sys.stderr)
+    # tqdm's -1s: a bar as wide as the terminal wraps on some
+    with tqdm(total=total, unit="doc", file=sys.stderr, ncols=columns - 1, nrows=rows - 1) as bar:
+        for item in items:
+            yield item
+            if bar.total is not None and bar.n >= bar.total:
+                bar.total = None  # more than counted: a WARC known by its bytes, not its name
+            bar.update()
+
+
+def _terminal_size(stream: Any) -> tuple[int, int]:
+    """The columns and rows of the terminal ``stream`` writes to; COLUMNS (else 80) and 24
+    where it tells none. A pseudo-terminal that reports 0 x 0 (a container's before it is
+    sized, some CI runners) made tqdm, which measures it itself, take 0 rows for no room and
+    print nothing at all."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        columns, rows = size.columns, size.lines
+    except (AttributeError, OSError, ValueError):  # not a terminal, or no file at all
+        columns = rows = 0
+    if columns <= 0:
+        given = os.environ.get("COLUMNS", "")
+        columns = int(given) if given.isdigit() and int(given) > 0 else 80
+    return columns, rows if rows > 0 else 24
 
 
 def _clean_sources(
@@ -1017,8 +1102,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     rows = []
     last = None
     for source in iter_documents(paths):
-        if not args.paths and not source.origin.endswith(".html"):
-            continue
         doc = clean_document(source.doc, settings=settings)
         rows.append((Path(source.origin).name, doc))
         if doc.n_kept and (last is None or len(doc.sentences) > len(last.sentences)):
@@ -1231,7 +1314,7 @@ def _cmd_produce(args: argparse.Namespace) -> int:
         f"{args.topic or RAW_HTML_TOPIC}, {len(stats.skipped)} not sent{_skipped_records(read)}",
         file=sys.stderr,
     )
-    return 0
+    return exit_status(failed=len(stats.skipped), total=stats.sent + len(stats.skipped))
 
 
 def _cmd_tail(args: argparse.Namespace) -> int:
@@ -1264,11 +1347,7 @@ def _cmd_stack(args: argparse.Namespace) -> int:
     from .io import iter_documents
     from .streaming.stack import run_stack
 
-    paths = args.paths or [str(SAMPLES_DIR)]
-    sources = [
-        s for s in iter_documents(paths)
-        if args.paths or s.origin.endswith(".html")  # the samples folder holds a README too
-    ]  # fmt: skip
+    sources = list(iter_documents(args.paths or [str(SAMPLES_DIR)]))
     worker_args = []
     if args.model:
         worker_args += ["--model", args.model]

@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 
@@ -92,7 +93,7 @@ def test_clean_a_directory_to_json_lines(tmp_path, capsysbinary):
                 "perplexity",
             ]
         )
-        == 0
+        == 3  # the empty page is an input that could not be cleaned
     )
     captured = capsysbinary.readouterr()
     records = [json.loads(line) for line in captured.out.splitlines()]
@@ -101,7 +102,7 @@ def test_clean_a_directory_to_json_lines(tmp_path, capsysbinary):
     assert by_name["a.html"]["text"] == "Home\nA river is a natural stream of water."
     assert by_name["a.html"]["sentences"][1]["perplexity"] > 0
     assert by_name["empty.html"]["error"] == "empty"
-    assert b"3 documents (1 with an error)" in captured.err
+    assert b"3 documents (1 with an error: empty 1)" in captured.err
 
 
 def test_clean_to_a_text_tree_and_to_warc(tmp_path):
@@ -112,7 +113,7 @@ def test_clean_to_a_text_tree_and_to_warc(tmp_path):
     assert main(["clean", str(SAMPLES), "-f", "warc", "-o", str(warc), "--model", TINY]) == 0
     with open(warc, "rb") as stream:
         kinds = [r.rec_type for r in ArchiveIterator(stream)]
-    assert kinds.count("conversion") == len(list(SAMPLES.iterdir()))
+    assert kinds.count("conversion") == len(list(SAMPLES.glob("*.html")))
 
 
 def test_clean_counts_the_warc_records_that_are_no_page(tmp_path, capsysbinary):
@@ -154,7 +155,7 @@ def test_json_lines_that_are_no_page_are_errors_with_their_reason(tmp_path, caps
     ]
     path = tmp_path / "fetches.jsonl"
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
-    assert main(["clean", str(path), "--model", TINY, "--no-sentences", "--no-progress"]) == 0
+    assert main(["clean", str(path), "--model", TINY, "--no-sentences", "--no-progress"]) == 3
     records = {r["id"]: r for r in map(orjson.loads, capsysbinary.readouterr().out.splitlines())}
     assert records["page"]["error"] is None and "natural stream" in records["page"]["text"]
     assert (records["gone"]["error"], records["style"]["error"]) == ("not_a_page", "not_a_page")
@@ -196,10 +197,9 @@ def test_parallel_workers_give_the_same_records_in_the_same_order(tmp_path, caps
     assert [(r["id"], r["text"]) for r in parallel] == [(r["id"], r["text"]) for r in serial]
 
 
-def test_missing_model_or_path_exits_1(tmp_path, capsys):
+def test_a_missing_model_exits_1(tmp_path, capsys):
     assert main(["clean", str(SAMPLES), "--model", str(tmp_path / "nope.klm")]) == 1
     assert "language model not found" in capsys.readouterr().err
-    assert main(["clean", str(tmp_path / "missing.html"), "--model", TINY]) == 1
 
 
 def test_demo_cleans_the_samples(capsys):
@@ -290,3 +290,194 @@ def test_an_output_inside_the_input_tree_is_not_read_back(tmp_path, capsys):
     linked.hardlink_to(out)
     assert main(["clean", "--no-progress", "-o", str(linked), str(out)]) == 1
     assert len(out.read_bytes().splitlines()) == 2
+
+
+# --- exit status: some inputs failed, nearly all failed ------------------------------------
+
+ELF = b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8  # the start of an executable
+
+
+def test_an_unreadable_input_is_an_error_record_and_the_run_goes_on(tmp_path, capsysbinary):
+    missing = tmp_path / "nonexistent" / "path.html"
+    recipe = SAMPLES / "recipe.html"
+    args = ["clean", "--no-progress", "--no-sentences", "--model", TINY]
+    assert main([*args, str(recipe), str(missing)]) == 3  # some inputs failed
+    out, err = capsysbinary.readouterr()
+    records = [orjson.loads(line) for line in out.splitlines()]
+    assert [r["id"] for r in records] == [str(recipe), str(missing)]
+    assert records[0]["error"] is None and records[0]["text"]
+    assert (records[1]["error"], records[1]["origin"]) == ("read_error", str(missing))
+    assert "No such file or directory" in records[1]["error_detail"]
+    assert b"2 documents (1 with an error: read_error 1)" in err
+    # the same input first: the run goes on to the page after it
+    assert main([*args, str(missing), str(recipe)]) == 3
+    assert len(capsysbinary.readouterr().out.splitlines()) == 2
+
+
+def test_a_run_where_nearly_every_input_failed_exits_4(tmp_path, capsysbinary):
+    (tmp_path / "bin.html").write_bytes(ELF)
+    (tmp_path / "empty.html").write_bytes(b"")
+    args = ["clean", "--no-progress", "--no-sentences", "--model", TINY]
+    assert main([*args, str(tmp_path / "bin.html")]) == 4
+    records = [orjson.loads(line) for line in capsysbinary.readouterr().out.splitlines()]
+    assert [r["error"] for r in records] == ["binary_content"]
+    assert main([*args, str(tmp_path)]) == 4  # every page failed
+    assert main([*args, str(tmp_path), str(SAMPLES / "recipe.html")]) == 3
+    assert main([*args, str(SAMPLES / "recipe.html")]) == 0
+
+
+def test_the_exit_status_policy():
+    from stream_cleaner.cli import EXIT_MOST_FAILED, EXIT_OK, EXIT_SOME_FAILED, exit_status
+
+    assert (EXIT_OK, EXIT_SOME_FAILED, EXIT_MOST_FAILED) == (0, 3, 4)
+    assert exit_status(failed=0, total=0) == EXIT_OK  # nothing to read is no failure
+    assert exit_status(failed=0, total=10) == EXIT_OK
+    assert exit_status(failed=1, total=10) == EXIT_SOME_FAILED
+    assert exit_status(failed=99, total=100) == EXIT_SOME_FAILED
+    assert exit_status(failed=991, total=1000) == EXIT_MOST_FAILED  # more than 99%
+    assert exit_status(failed=1, total=1) == EXIT_MOST_FAILED
+
+
+def test_strip_tags_and_produce_exit_with_the_same_policy(tmp_path, monkeypatch, capsys):
+    from stream_cleaner.streaming import client
+
+    missing = str(tmp_path / "missing.html")
+    recipe = str(SAMPLES / "recipe.html")
+    assert main(["strip-tags", recipe, missing]) == 3
+    assert f"{missing}: skipped: read_error" in capsys.readouterr().err
+    assert main(["strip-tags", missing]) == 4
+
+    def produce(sources, settings, topic, **options):  # the real one, without a broker
+        stats = client.ProduceStats()
+        for source in sources:
+            if source.doc.error:
+                stats.skipped.append(f"{source.origin}: {source.doc.error}")
+            else:
+                stats.sent += 1
+        return stats
+
+    monkeypatch.setattr(client, "produce", produce)
+    assert main(["produce", recipe]) == 0
+    assert main(["produce", recipe, missing]) == 3
+    assert f"not sent: {missing}: read_error" in capsys.readouterr().err
+    assert main(["produce", missing]) == 4
+
+
+# --- global options ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-v", "clean", "x.html"],
+        ["clean", "-v", "x.html"],
+        ["clean", "x.html", "--verbose"],
+        ["topics", "create", "-v"],
+        ["-v", "topics", "list"],
+        ["serve", "-v"],
+    ],
+)
+def test_global_options_go_before_or_after_the_command(argv):
+    assert parse_args(argv).verbose is True
+
+
+def test_without_the_global_option_it_keeps_its_default():
+    assert parse_args(["clean", "x.html"]).verbose is False
+    assert parse_args(["topics", "list"]).verbose is False
+
+
+def test_version_after_the_command():
+    done = run("clean", "--version")
+    assert done.returncode == 0
+    assert done.stdout.startswith(b"stream-cleaner ")
+
+
+def test_every_option_of_every_command_is_in_its_help():
+    import argparse
+
+    from stream_cleaner.cli import build_parser
+
+    def parsers(parser, name):
+        yield name, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for command, sub in action.choices.items():
+                    yield from parsers(sub, f"{name} {command}")
+
+    found = 0
+    for name, parser in parsers(build_parser(), "stream-cleaner"):
+        text = parser.format_help()
+        for action in parser._actions:
+            for option in action.option_strings:
+                assert option in text, f"{name} --help lacks {option}"
+                found += 1
+        assert "--verbose" in text, name  # the global options, after the command too
+    assert found > 190
+
+
+# --- what a directory walk reads -----------------------------------------------------------
+
+
+def test_clean_and_stack_read_the_same_pages_of_a_folder(monkeypatch, capsysbinary):
+    from stream_cleaner.streaming import stack
+
+    assert main(["clean", "--no-progress", "--no-sentences", "--model", TINY, str(SAMPLES)]) == 0
+    out, err = capsysbinary.readouterr()
+    cleaned = [orjson.loads(line)["id"] for line in out.splitlines()]
+    assert cleaned == sorted(str(path) for path in SAMPLES.glob("*.html"))  # not its README
+    assert b"1 inputs were no page to clean (file_not_page 1)" in err
+    produced = []
+
+    def run_stack(sources, **options):
+        produced.append([source.doc.id for source in sources])
+        return stack.StackResult()
+
+    monkeypatch.setattr(stack, "run_stack", run_stack)
+    assert main(["stack"]) == 0  # the bundled samples
+    assert main(["stack", str(SAMPLES)]) == 0
+    assert produced == [cleaned, cleaned]
+
+
+# --- the progress bar ----------------------------------------------------------------------
+
+
+def test_the_progress_bar_shows_a_total_and_an_eta_for_files_and_trees(tmp_path, capsys):
+    args = ["clean", "--progress", "--model", TINY, "-o", str(tmp_path / "out.jsonl")]
+    assert main([*args, str(SAMPLES), str(SAMPLES / "recipe.html")]) == 0
+    bar = capsys.readouterr().err
+    assert "7/7 [" in bar
+    assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", bar)  # elapsed<remaining
+    # a WARC holds an unknown number of pages: a count and a rate, no total
+    (tmp_path / "crawl.warc").write_bytes(b"")
+    assert main([*args, str(SAMPLES), str(tmp_path / "crawl.warc")]) == 0
+    assert "6doc [" in capsys.readouterr().err
+
+
+def test_the_progress_bar_shows_on_a_terminal_that_reports_no_size(tmp_path):
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    # a pseudo-terminal of 0 x 0 (a container's before it is sized): tqdm took 0 rows for no
+    # room and printed nothing at all
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    command = [sys.executable, "-m", "stream_cleaner", "clean", str(SAMPLES), "--model", TINY,
+               "-o", str(tmp_path / "out.jsonl")]  # fmt: skip
+    with subprocess.Popen(command, stderr=follower, stdout=subprocess.DEVNULL, env=env) as done:
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # EIO: the process and its terminal are gone
+                break
+            if not data:
+                break
+            shown += data
+    os.close(leader)
+    assert done.returncode == 0
+    assert b"6/6 [" in shown
+    assert b"stream-cleaner clean: 6 documents" in shown

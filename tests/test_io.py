@@ -26,6 +26,7 @@ from stream_cleaner.io import (
     Source,
     TextTreeWriter,
     WarcWriter,
+    count_documents,
     iter_documents,
 )
 
@@ -188,7 +189,6 @@ def test_a_directory_is_walked_sorted_without_hidden_files(tmp_path: Path) -> No
 
     assert [s.relpath for s in sources] == [
         "b.html",
-        "notes.txt",
         "a/pages.jsonl/line-1",
         "a/pages.jsonl/two",
         "a/z.htm",
@@ -196,10 +196,11 @@ def test_a_directory_is_walked_sorted_without_hidden_files(tmp_path: Path) -> No
     ]
     assert sources[0].doc == RawDocument(body=b"<p>b</p>", id=str(root / "b.html"))
     assert sources[0].origin == str(root / "b.html")
-    assert sources[2].doc.body == "<p>one</p>"
-    assert sources[2].origin == f"jsonl:{root / 'a/pages.jsonl'}:1"
-    assert sources[5].doc.id == str(root / "a/b/deep.html")
-    assert (stats.files, stats.documents, stats.failed) == (5, 6, 0)
+    assert sources[1].doc.body == "<p>one</p>"
+    assert sources[1].origin == f"jsonl:{root / 'a/pages.jsonl'}:1"
+    assert sources[4].doc.id == str(root / "a/b/deep.html")
+    assert (stats.files, stats.documents, stats.failed) == (4, 5, 0)
+    assert stats.skipped == {"file_not_page": 1}  # notes.txt
 
 
 def test_a_directory_walk_passes_over_fifos_and_devices(tmp_path: Path) -> None:
@@ -214,9 +215,23 @@ def test_a_directory_walk_passes_over_fifos_and_devices(tmp_path: Path) -> None:
     assert stats.skipped["file_not_regular"] == 2
 
 
-def test_paths_are_checked_before_reading(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
-        iter_documents([tmp_path / "missing.html"])
+def test_a_path_that_cannot_be_read_is_an_error_document_and_reading_goes_on(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "page.html").write_bytes(PAGES[0])
+    missing = tmp_path / "nonexistent" / "path.html"
+
+    sources, stats = read_all([missing, tmp_path / "page.html"])
+
+    assert [s.origin for s in sources] == [str(missing), str(tmp_path / "page.html")]
+    assert sources[0].doc.id == str(missing)
+    assert sources[0].relpath == "path.html"
+    assert sources[0].doc.error == "read_error: cannot open: No such file or directory"
+    assert sources[1].doc.body == PAGES[0]
+    assert (stats.files, stats.documents, stats.failed) == (1, 2, 1)
+
+
+def test_usage_errors_are_raised_before_reading() -> None:
     with pytest.raises(ValueError, match="only once"):
         iter_documents(["-", "-"], stdin=io.BytesIO(b""))
 
@@ -367,6 +382,52 @@ def test_a_directory_walk_passes_over_style_sheets_scripts_and_images(tmp_path: 
     assert [s.relpath for s in sources] == ["a.html", "sub/b.htm"]
     assert stats.skipped == {"file_not_page": 4}
     assert len(named) == 1  # a file named on its own is read
+
+
+def test_a_directory_walk_passes_over_text_files_that_are_no_page(tmp_path: Path) -> None:
+    # a folder's README, notes, robots.txt, sitemaps and feeds, data: cleaned as pages, a
+    # README was one more "document" (clean samples/ gave 7, stack 6)
+    pages = ["index.html", "about", "page.php", "sub/b.htm", "sub/c.xhtml"]
+    texts = ["README.md", "notes.txt", "robots.txt", "sitemap.xml", "feed.rss", "data.csv",
+             "sub/LICENSE.rst", "sub/config.yaml"]  # fmt: skip
+    for name in pages + texts:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"<p>x</p>")
+
+    sources, stats = read_all([tmp_path])
+    named, _ = read_all([tmp_path / "README.md"])
+
+    assert [s.relpath for s in sources] == ["about", "index.html", "page.php", "sub/b.htm",
+                                            "sub/c.xhtml"]  # fmt: skip
+    assert stats.skipped == {"file_not_page": len(texts)}
+    assert len(named) == 1  # a file named on its own is read
+
+
+def test_the_documents_of_files_and_trees_are_counted_before_reading(tmp_path: Path) -> None:
+    import os
+
+    for name in ["a.html", "README.md", "style.css", ".hidden.html", "sub/b.htm", "sub/c"]:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"<p>x</p>")
+    os.mkfifo(tmp_path / "fifo.html")
+    page = tmp_path / "a.html"
+    paths: list[str | Path] = [tmp_path, page, tmp_path / "missing.html"]
+
+    sources, _ = read_all(paths)
+
+    # the walk's own rule: not the README, the style sheet, hidden files or the FIFO
+    assert count_documents(paths) == len(sources) == 5
+    (tmp_path / "out.jsonl").write_bytes(b"")  # where the output goes: never read
+    assert count_documents(paths, exclude=[tmp_path / "out.jsonl"]) == 5
+    (tmp_path / "out.jsonl").unlink()
+    # a WARC or JSON Lines file holds any number of documents, stdin anything
+    for other in ["crawl.warc.gz", "pages.jsonl", "sub/more.ndjson"]:
+        (tmp_path / other).write_bytes(b"")
+        assert count_documents([tmp_path]) is None
+        assert count_documents([page, tmp_path / other]) is None
+        (tmp_path / other).unlink()
+    assert count_documents([page, "-"]) is None
+    assert count_documents([page]) == 1
 
 
 def test_gzipped_pages_are_read_gunzipped_from_files_and_stdin(tmp_path: Path) -> None:

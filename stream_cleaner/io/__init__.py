@@ -1,6 +1,12 @@
 """Reading documents from files, trees, WARC, JSON Lines and stdin; writing cleaned ones."""
 
-from stream_cleaner.io.readers import ReaderError, ReadStats, Source, iter_documents
+from stream_cleaner.io.readers import (
+    ReaderError,
+    ReadStats,
+    Source,
+    count_documents,
+    iter_documents,
+)
 from stream_cleaner.io.writers import (
     CleanEvalWriter,
     DocumentWriter,
@@ -18,5 +24,6 @@ __all__ = [
     "Source",
     "TextTreeWriter",
     "WarcWriter",
+    "count_documents",
     "iter_documents",
 ]

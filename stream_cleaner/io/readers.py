@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import errno
 import hashlib
 import os
 import re
@@ -45,8 +44,10 @@ __all__ = [
     "ReadStats",
     "ReaderError",
     "Source",
+    "count_documents",
     "iter_documents",
     "safe_name",
+    "walk_skip_reason",
 ]
 
 WARC_SUFFIXES: Final = (".warc", ".warc.gz")
@@ -61,16 +62,21 @@ MAX_WARC_HEADER_BYTES: Final = 64 << 10
 MAX_REWIND_BYTES: Final = 64 << 20
 MAX_DECODED_PAYLOAD_BYTES: Final = MAX_DECODED_BYTES
 MAX_NAME_CHARS: Final = 120
-# files a directory walk passes over, counted as ``file_not_page``: the style sheets,
-# scripts, images, fonts, media and documents of a saved site (wget's mirror holds them
-# beside its pages). A file named on its own is always read.
+# files a directory walk passes over, counted as ``file_not_page`` (`walk_skip_reason`): the
+# style sheets, scripts, images, fonts, media and documents of a saved site (wget's mirror
+# holds them beside its pages), and the text files that are no page: a folder's README and
+# notes, robots.txt, sitemaps and feeds, data and configuration. A file named on its own is
+# always read.
 NOT_PAGE_SUFFIXES: Final = (
     ".css", ".js", ".mjs", ".map", ".json", ".png", ".jpg", ".jpeg", ".gif", ".webp",
     ".avif", ".bmp", ".ico", ".svg", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".mp3",
     ".mp4", ".webm", ".ogg", ".wav", ".avi", ".mov", ".pdf", ".zip", ".tar", ".tgz", ".7z",
     ".rar", ".exe", ".dmg", ".iso", ".swf", ".wasm",
+    ".txt", ".md", ".markdown", ".rst", ".csv", ".tsv", ".log", ".xml", ".rss", ".atom",
+    ".yaml", ".yml", ".toml", ".ini", ".cfg", ".ics", ".vcf", ".vtt",
 )  # fmt: skip
 
+_MANY_SUFFIXES: Final = WARC_SUFFIXES + JSONL_SUFFIXES  # files of many documents
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 # the HTTP headers naming the codings `_decode_payload` undoes (canonical names)
 _CODING_HEADERS: Final = ("Content-Encoding", "Transfer-Encoding")
@@ -129,9 +135,9 @@ class ReadStats:
             ``response_not_http``; ``response_status_3xx`` and the other classes but 2xx;
             ``response_not_page`` for a Content-Type that `is_page_type` refuses: style
             sheets, scripts, images, fonts, feeds, JSON), and ``blank_line`` for empty JSON
-            Lines, ``file_not_page`` for the files a directory walk passes over
-            (`NOT_PAGE_SUFFIXES`), ``file_not_regular`` for the FIFOs, sockets and devices
-            it passes over.
+            Lines, and the files a directory walk passes over (`walk_skip_reason`):
+            ``file_not_page`` (`NOT_PAGE_SUFFIXES`), ``file_not_regular`` (FIFOs, sockets,
+            devices).
     """
 
     files: int = 0
@@ -161,9 +167,10 @@ def iter_documents(
     """Reads every document under ``paths``, in order.
 
     A path may be a file, a directory (walked recursively in sorted order, hidden files and
-    directories skipped) or ``-`` for stdin. A file is a WARC if its name ends with
-    :data:`WARC_SUFFIXES` or its first bytes are ``WARC/`` (plain or gzipped), JSON Lines if
-    its name ends with :data:`JSONL_SUFFIXES`, and otherwise one page, read as bytes (and
+    directories skipped) or ``-`` for stdin; one that cannot be read (missing, no permission)
+    is an error document (``read_error``), and reading goes on. A file is a WARC if its name
+    ends with :data:`WARC_SUFFIXES` or its first bytes are ``WARC/`` (plain or gzipped), JSON
+    Lines if its name ends with :data:`JSONL_SUFFIXES`, and otherwise one page, read as bytes (and
     gunzipped when they are gzip). Stdin is sniffed: ``WARC/`` or gzipped ``WARC/`` -> WARC,
     gzip whose content starts with ``{`` -> JSON Lines, other gzip -> one page gunzipped,
     first non-blank byte ``{`` -> JSON Lines, anything else -> one page.
@@ -176,10 +183,9 @@ def iter_documents(
             where the caller writes its output.
 
     Returns:
-        An iterator of Sources; the paths are checked before it is returned.
+        An iterator of Sources; the arguments are checked before it is returned.
 
     Raises:
-        FileNotFoundError: a path does not exist.
         ValueError: ``-`` is given more than once, or a path is (or is inside) one of
             ``exclude``.
     """
@@ -189,13 +195,36 @@ def iter_documents(
     excluded = frozenset(os.path.realpath(path) for path in exclude)
     outputs = {_file_id(path) for path in exclude} - {None}  # a hard link is the same file
     for name in names:
-        if name != STDIN_ARG and not os.path.exists(name):
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
         if name != STDIN_ARG and (
             _inside(os.path.realpath(name), excluded) or _file_id(name) in outputs
         ):
             raise ValueError(f"{name} is where the output goes: write the output elsewhere")
     return _iter_documents(names, stdin, stats if stats is not None else ReadStats(), excluded)
+
+
+def count_documents(
+    paths: Sequence[str | os.PathLike[str]], *, exclude: Sequence[str | os.PathLike[str]] = ()
+) -> int | None:
+    """How many Sources :func:`iter_documents` yields for ``paths``, when the names tell
+    without reading a file: files and directory trees of pages (walked by the same rule, a
+    path that cannot be read counting as its error document). ``None`` when an input holds an
+    unknown number: stdin, a WARC or JSON Lines file. A WARC known only by its first bytes
+    counts as one page; the total is then too low."""
+    excluded = frozenset(os.path.realpath(path) for path in exclude)
+    scratch = ReadStats()
+    total = 0
+    for name in map(os.fspath, paths):
+        if name == STDIN_ARG:
+            return None
+        if not os.path.isdir(name):
+            files: Iterator[tuple[str, str] | OSError] = iter([(name, name)])
+        else:
+            files = _walk_tree(name, scratch, excluded)
+        for entry in files:
+            if not isinstance(entry, OSError) and entry[0].lower().endswith(_MANY_SUFFIXES):
+                return None
+            total += 1
+    return total
 
 
 def _file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
@@ -277,13 +306,38 @@ def _error_source(
 # --- files, trees, stdin -------------------------------------------------------------------
 
 
+def walk_skip_reason(path: str) -> str | None:
+    """Why a directory walk passes over the file at ``path`` (its skip reason in
+    `ReadStats.skipped`), or ``None`` when it reads it: the one rule for every command that
+    walks a tree (``clean``, ``produce``, ``stack``, ``demo``...). A file named on its own is
+    always read."""
+    if os.path.basename(path).lower().endswith(NOT_PAGE_SUFFIXES):
+        return "file_not_page"
+    if not _regular_or_unreadable(path):
+        return "file_not_regular"  # a FIFO would block, /dev/zero never end
+    return None
+
+
 def _read_tree(
     root: str, stats: ReadStats, excluded: frozenset[str] = frozenset()
 ) -> Iterator[Source]:
+    for entry in _walk_tree(root, stats, excluded):
+        if isinstance(entry, OSError):
+            yield _walk_error(entry, root)
+        else:
+            yield from _read_file(*entry, stats)
+
+
+def _walk_tree(
+    root: str, stats: ReadStats, excluded: frozenset[str]
+) -> Iterator[tuple[str, str] | OSError]:
+    """The files of a tree a walk reads, as ``(path, relpath)``, in sorted order, and the
+    directories it cannot list; the files it passes over are counted in ``stats.skipped``."""
     errors: list[OSError] = []
     for dirpath, dirnames, filenames in os.walk(root, onerror=errors.append):
         # os.walk only reports unreadable directories to onerror; they become error documents.
-        yield from _walk_errors(errors, root)
+        yield from errors
+        errors.clear()
         dirnames[:] = sorted(
             d for d in dirnames
             if not d.startswith(".")
@@ -292,18 +346,15 @@ def _read_tree(
         for filename in sorted(filenames):
             if filename.startswith("."):
                 continue
-            if excluded and os.path.realpath(os.path.join(dirpath, filename)) in excluded:
-                continue  # the output being written
-            if filename.lower().endswith(NOT_PAGE_SUFFIXES):
-                stats.skipped["file_not_page"] += 1
-                continue
             path = os.path.join(dirpath, filename)
-            if not _regular_or_unreadable(path):
-                stats.skipped["file_not_regular"] += 1  # a FIFO would block, /dev/zero not end
+            if excluded and os.path.realpath(path) in excluded:
+                continue  # the output being written
+            reason = walk_skip_reason(path)
+            if reason is not None:
+                stats.skipped[reason] += 1
                 continue
-            relpath = os.path.relpath(path, root).replace(os.sep, "/")
-            yield from _read_file(path, relpath, stats)
-    yield from _walk_errors(errors, root)
+            yield path, os.path.relpath(path, root).replace(os.sep, "/")
+    yield from errors
 
 
 def _regular_or_unreadable(path: str) -> bool:
@@ -315,13 +366,11 @@ def _regular_or_unreadable(path: str) -> bool:
         return True
 
 
-def _walk_errors(errors: list[OSError], root: str) -> Iterator[Source]:
-    for exc in errors:
-        path = os.fspath(exc.filename) if exc.filename is not None else root
-        relpath = os.path.relpath(path, root).replace(os.sep, "/")
-        detail = f"cannot list directory: {exc.strerror or exc}"
-        yield _error_source(ReaderError.READ, detail, doc_id=path, origin=path, relpath=relpath)
-    errors.clear()
+def _walk_error(exc: OSError, root: str) -> Source:
+    path = os.fspath(exc.filename) if exc.filename is not None else root
+    relpath = os.path.relpath(path, root).replace(os.sep, "/")
+    detail = f"cannot list directory: {exc.strerror or exc}"
+    return _error_source(ReaderError.READ, detail, doc_id=path, origin=path, relpath=relpath)
 
 
 def _read_file(path: str, relpath: str, stats: ReadStats) -> Iterator[Source]:
