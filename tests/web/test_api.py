@@ -21,7 +21,7 @@ from stream_cleaner.web.config import WebSettings, parse_model_specs
 from stream_cleaner.web.fetch import is_public_address
 from stream_cleaner.web.server import create_web_app
 
-from ..conftest import DATA, SAMPLES
+from ..conftest import DATA, REPO, SAMPLES
 from .conftest import ARTICLE, BOILERPLATE, PAGE, request, running, write_page
 
 
@@ -117,6 +117,21 @@ def test_the_api_decides_as_the_cli_and_the_worker(base, name):
         got = [(s["text"], s["kept"], s["reason"]) for s in doc["sentences"]]
         assert got == [(s.text, s.keep, s.reason) for s in core.sentences]
         assert (doc["guard"], doc["page_type"]) == (core.guard, core.page_type)
+
+
+def test_the_readmes_api_examples_answer_as_shown(base):
+    """Each ``curl`` of the README's API example cleans its snippet to text (one gave ``""``: a
+    labeller mode, and the README says to clean snippets in perplexity mode)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    bodies = re.findall(r"curl -s localhost:8080/api/clean -d '([^']*)'", readme)
+    assert bodies
+    for body in bodies:
+        payload = json.loads(body)
+        status, doc = clean(base, **payload)
+        assert status == 200 and doc["text"] == "The council met.", (body, doc)
+    (query,) = re.findall(r"curl -s 'localhost:8080/api/perplexity\?([^']*)'", readme)
+    status, scored = request(f"{base}/api/perplexity?{query}")
+    assert status == 200 and scored["perplexity"] > 0
 
 
 @pytest.mark.parametrize(
