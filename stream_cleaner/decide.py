@@ -4,13 +4,18 @@ snake_case strings that the output records carry and the metrics count."""
 from __future__ import annotations
 
 import functools
+import math
 import re
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ._native import native_module
 from .lm import normalize
 from .settings import MAX_SENTENCE_TOKENS_DEFAULT, MAX_WORD_CHARS_DEFAULT
+
+if TYPE_CHECKING:
+    from .document import ScoredSentence
+    from .settings import CleanerSettings
 
 
 class DropReason:
@@ -126,6 +131,52 @@ def decide_sentences(
         else keep
         for text, has, ppl in zip(texts, words, perplexities, strict=True)
     ]
+
+
+def sentence_limit(settings: CleanerSettings, trained: float | None = None) -> float:
+    """The perplexity limit a page's sentences are decided by (`decide_sentences`).
+
+    ``settings.max_sentence_perplexity`` when `limits_by_setting`; otherwise, in the
+    labeller's modes, the limit the labeller was trained with (``trained``) under
+    ``sentence_filter="auto"``, and none (infinity) without one or under ``"off"``.
+    """
+    if limits_by_setting(settings):
+        return settings.max_sentence_perplexity
+    if settings.sentence_filter == "auto" and trained:
+        return trained
+    return math.inf
+
+
+def limits_by_setting(settings: CleanerSettings) -> bool:
+    """Whether ``settings.max_sentence_perplexity`` is the limit of `sentence_limit`: in
+    perplexity mode (the paper's filter), and in the labeller's modes with
+    ``sentence_filter="on"``."""
+    return settings.mode == "perplexity" or settings.sentence_filter == "on"
+
+
+def decided_by_limit(sentences: Iterable[ScoredSentence]) -> list[bool]:
+    """Which of a page's decisions (`decide_page`'s) the perplexity limit made: a sentence kept
+    with a perplexity, or dropped as `DropReason.HIGH_PERPLEXITY`.
+
+    Every other decision comes before the limit and no limit changes it: no words, too long,
+    no perplexity (no model for its language), a site template, a block the labeller drops, out
+    of time. Under another limit ``L``, a sentence the limit decided is kept exactly when its
+    perplexity is at most ``L``.
+    """
+    high = DropReason.HIGH_PERPLEXITY
+    return [s.perplexity is not None and (s.keep or s.reason == high) for s in sentences]
+
+
+def depends_on_setting_limit(
+    sentences: Iterable[ScoredSentence], settings: CleanerSettings
+) -> list[bool]:
+    """Which of a page's decisions under ``settings`` another
+    ``settings.max_sentence_perplexity`` decides again (`decided_by_limit`, when
+    `limits_by_setting`): the only ones a different value of it can change, each to kept
+    exactly when its perplexity is at most that value. The web demo's slider moves these."""
+    if not limits_by_setting(settings):
+        return [False for _ in sentences]
+    return decided_by_limit(sentences)
 
 
 def decide_page(

@@ -23,7 +23,6 @@ import bisect
 import dataclasses
 import functools
 import itertools
-import math
 import operator
 import time
 from collections import Counter
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ._native import native_module
 from .block_features import load_multilingual
 from .budget import TimeBudgetExceeded, check_deadline, deadline_after
-from .decide import DropReason, ErrorReason, decide_page
+from .decide import DropReason, ErrorReason, decide_page, sentence_limit
 from .decode import (
     BinaryContent,
     Decoded,
@@ -442,7 +441,7 @@ class _Run:
         scores, unscored = self._score_sentences(texts, languages)
         t = self._lap("score", t)
         settings = self.settings
-        max_ppl = settings.max_sentence_perplexity
+        max_ppl = sentence_limit(settings)
         content: list[bool] | None = None
         if settings.mode == "perplexity":
             self.block_kinds = tuple(block_kinds(blocks))
@@ -466,7 +465,7 @@ class _Run:
                 labeller_path=self.labeller_path, site_evidence=self.site_evidence,
                 deadline=self.deadline,
             )  # fmt: skip
-            max_ppl = _sentence_limit(settings, labeller.max_sentence_perplexity)
+            max_ppl = sentence_limit(settings, labeller.max_sentence_perplexity)
             if self._multilingual_applies():
                 content = self._multilingual_content(blocks, content)
             if settings.content_guard:
@@ -649,15 +648,6 @@ def _attributes(objects: list[Any], name: str) -> list[Any]:
     if fast is not None:
         return fast.attributes(objects, name)
     return list(map(operator.attrgetter(name), objects))
-
-
-def _sentence_limit(settings: CleanerSettings, trained: float | None) -> float:
-    """The perplexity limit for sentences of the blocks a labeller keeps."""
-    if settings.sentence_filter == "on":
-        return settings.max_sentence_perplexity
-    if settings.sentence_filter == "auto" and trained:
-        return trained
-    return math.inf
 
 
 def _without_lone_surrogates(text: str) -> tuple[str, bytes]:

@@ -10,7 +10,7 @@ import pytest
 
 from stream_cleaner import CleanerSettings, clean_document
 from stream_cleaner.cli import main
-from stream_cleaner.decide import DropReason
+from stream_cleaner.decide import DropReason, depends_on_setting_limit
 from stream_cleaner.evaluate import align_words
 from stream_cleaner.io.writers import cleaneval_text
 from stream_cleaner.labeller import (
@@ -28,7 +28,7 @@ from stream_cleaner.parse import parse_blocks
 from stream_cleaner.segment import split_sentences
 from stream_cleaner.settings import MODES
 
-from .conftest import BENCH_DATA, DATA, cleaneval_dir
+from .conftest import BENCH_DATA, DATA, SAMPLES, cleaneval_dir
 
 TINY = str(DATA / "tiny.arpa")
 
@@ -316,6 +316,38 @@ def test_sentence_filter_inside_kept_blocks(default_model):
     strict = clean_document(PAGE, settings=on, model=default_model)
     assert strict.text == ""
     assert strict.dropped["high_perplexity"] >= 3
+
+
+@pytest.mark.parametrize(
+    ("mode", "sentence_filter"),
+    [("perplexity", "auto"), ("auto", "auto"), ("auto", "on"), ("corpus", "off"),
+     ("article", "on")],
+)  # fmt: skip
+def test_another_limit_moves_only_the_sentences_it_decided(mode, sentence_filter, default_model):
+    """`depends_on_setting_limit` names every sentence another max_sentence_perplexity
+    changes, and a named one is kept exactly when its perplexity is at most that limit."""
+    base = CleanerSettings(mode=mode, sentence_filter=sentence_filter)
+    limited = mode == "perplexity" or sentence_filter == "on"
+    moved_somewhere = False
+    for page in sorted(SAMPLES.glob("*.html")):
+        body = page.read_bytes()
+        at_default = clean_document(body, settings=base, model=default_model)
+        depends = depends_on_setting_limit(at_default.sentences, base)
+        # the German page has no model, so no perplexity: no limit decides its sentences
+        scored = any(s.perplexity is not None for s in at_default.sentences)
+        assert any(depends) == (limited and scored), page.name
+        for limit in (50.0, 300.0, 30_000.0):
+            settings = base.with_options(max_sentence_perplexity=limit)
+            other = clean_document(body, settings=settings, model=default_model)
+            assert depends_on_setting_limit(other.sentences, settings) == depends, page.name
+            for s, t, decided in zip(at_default.sentences, other.sentences, depends, strict=True):
+                if decided:
+                    assert t.keep == (t.perplexity <= limit), (page.name, limit, t.text)
+                    assert t.reason == (None if t.keep else DropReason.HIGH_PERPLEXITY)
+                    moved_somewhere |= s.keep != t.keep
+                else:
+                    assert (t.keep, t.reason) == (s.keep, s.reason), (page.name, limit, t.text)
+    assert moved_somewhere == limited
 
 
 def test_cleaneval_format_marks_headings_paragraphs_and_list_items(default_model):

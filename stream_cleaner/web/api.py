@@ -3,8 +3,9 @@
 Routes (`ROUTES`; described in ``static/openapi.json``, served at ``/api/openapi.json``):
 
 - ``GET /demo``: the page (clean view and annotation view), no external assets.
-- ``POST /api/clean``: ``{html | text | url, mode, max_perplexity, model}`` -> the cleaned
-  document with every sentence (text, perplexity, block, kept, reason).
+- ``POST /api/clean``: ``{html | text | url, mode, sentence_filter, max_perplexity, model}``
+  -> the cleaned document with every sentence (text, perplexity, block, kept, reason, and
+  whether another ``max_perplexity`` would decide it again: `decide.depends_on_setting_limit`).
 - ``GET /api/perplexity?text=...&model=...``: the perplexity of one sentence.
 - ``GET /api/annotate/pages``: the HTML files of the annotation folder.
 - ``POST /api/annotate/load``: ``{path}`` or ``{name, html_base64}`` -> the page's blocks with
@@ -47,13 +48,14 @@ from ..annotations import (
     predict_page,
     write_annotation,
 )
-from ..decide import DropReason, ErrorReason
+from ..decide import DropReason, ErrorReason, depends_on_setting_limit, limits_by_setting
 from ..decode import BinaryContent
 from ..document import RawDocument
 from ..lm import DEFAULT_MODEL_PATH, LanguageModel, load_model, perplexity
 from ..parse import PageTooLarge, TimeBudgetExceeded
 from ..pipeline import clean_document
-from ..settings import CleanerSettings
+from ..segment import CJK_ENDS
+from ..settings import SENTENCE_FILTERS, CleanerSettings
 from .config import DEFAULT_MODEL_NAME, WebSettings
 from .fetch import FetchError, fetch_url
 
@@ -61,7 +63,9 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 STATIC_DIR = Path(__file__).parent / "static"
-CLEAN_FIELDS = frozenset({"html", "text", "url", "mode", "max_perplexity", "model"})
+CLEAN_FIELDS = frozenset(
+    {"html", "text", "url", "mode", "sentence_filter", "max_perplexity", "model"}
+)
 MAX_LISTED_PAGES = 1000
 # A page's error -> the HTTP status of the answer that carries it
 _ERROR_STATUS = {
@@ -149,10 +153,22 @@ def clean_answer(
     raw: RawDocument, *, settings: CleanerSettings, model: LanguageModel, extra: dict[str, Any]
 ) -> tuple[int, bytes]:
     """``/api/clean``'s status and JSON body for a page: the cleaned document with ``extra``,
-    or the error of a page the core could not clean, carrying the document."""
+    or the error of a page the core could not clean, carrying the document.
+
+    Beside the document's fields, ``max_perplexity_applies`` says whether
+    ``settings.max_sentence_perplexity`` is the limit the sentences were decided by
+    (`decide.limits_by_setting`), and each sentence's whether its decision is that limit's
+    (`decide.depends_on_setting_limit`): the only sentences another ``max_perplexity`` changes,
+    each to kept exactly when its perplexity is at most that value. The demo's slider moves
+    these and no other.
+    """
     document = clean_document(raw, settings=settings, model=model)
     out = document.to_dict()
     out.update(extra)
+    out["max_perplexity_applies"] = limits_by_setting(settings)
+    depends = depends_on_setting_limit(document.sentences, settings)
+    for sentence, applies in zip(out["sentences"], depends, strict=True):
+        sentence["max_perplexity_applies"] = applies
     if document.error:
         status = _ERROR_STATUS.get(document.error, 422)
         message = document.error_detail or document.error
@@ -297,7 +313,12 @@ class DemoApi:
             "models": list(self.models),
             "modes": list(modes()),
             "mode": self.cleaner.mode,
+            "sentence_filters": list(SENTENCE_FILTERS),
+            "sentence_filter": self.cleaner.sentence_filter,
             "max_perplexity": self.cleaner.max_sentence_perplexity,
+            # the core's joining of a block's kept sentences (`segment.join_sentences`): a
+            # space between two, except after one of these
+            "no_space_after": "".join(sorted(CJK_ENDS)),
             "max_body_bytes": self.web.max_body_bytes,
             "max_request_seconds": self.web.max_request_seconds,
             "fetch_urls": self.web.fetch_urls,
@@ -379,14 +400,18 @@ class DemoApi:
         result: dict[str, Any] = await self.run(parse_json_object, bytes(body))
         return result
 
-    def settings_for(self, mode: str, max_perplexity: float) -> CleanerSettings:
-        """The request's cleaner settings: the base with its threshold, mode and time limit."""
+    def settings_for(
+        self, mode: str, max_perplexity: float, sentence_filter: str | None = None
+    ) -> CleanerSettings:
+        """The request's cleaner settings: the base with its threshold, mode, sentence filter
+        and time limit."""
         budget = self.cleaner.time_budget_seconds or math.inf
         changes: dict[str, Any] = {
             "max_sentence_perplexity": max_perplexity,
             "time_budget_seconds": min(budget, self.web.max_request_seconds),
+            "mode": mode,
+            "sentence_filter": sentence_filter or self.cleaner.sentence_filter,
         }
-        changes["mode"] = mode
         try:
             return self.cleaner.with_options(**changes)
         except ValueError as exc:
@@ -402,6 +427,18 @@ class DemoApi:
                 "unknown_mode",
                 f"unknown mode {value!r}; known: {', '.join(known)}",
                 modes=list(known),
+            )
+        return value
+
+    def _sentence_filter_of(self, value: Any) -> str:
+        if value is None:
+            return self.cleaner.sentence_filter
+        if not isinstance(value, str) or value not in SENTENCE_FILTERS:
+            raise ApiError(
+                422,
+                "unknown_sentence_filter",
+                f"unknown sentence_filter {value!r}; known: {', '.join(SENTENCE_FILTERS)}",
+                sentence_filters=list(SENTENCE_FILTERS),
             )
         return value
 
@@ -465,14 +502,13 @@ class DemoApi:
         if not isinstance(value, str):
             raise ApiError(422, "invalid_input", f"{source} must be a string")
         mode = self._mode_of(payload.get("mode"))
+        # each field is the setting of its name, as for the CLI and the worker: a limit asked
+        # for in the labeller's modes applies when the sentence filter is on (the answer's
+        # max_perplexity_applies says whether it did)
+        sentence_filter = self._sentence_filter_of(payload.get("sentence_filter"))
         threshold = self._threshold_of(payload.get("max_perplexity"))
         name, model = self.model(payload.get("model"))
-        settings = self.settings_for(mode, threshold)
-        if payload.get("max_perplexity") is not None:
-            # a limit asked for applies in every mode: in the labeller's, to the sentences of
-            # the blocks it keeps, which is also the rule the page re-applies as the slider moves
-            settings = settings.with_options(sentence_filter="on")
-        sentence_filter = mode == "perplexity" or settings.sentence_filter == "on"
+        settings = self.settings_for(mode, threshold, sentence_filter)
         if source == "url":
             raw = await self._fetch(value)
         else:

@@ -12,13 +12,16 @@ from pathlib import Path
 import pytest
 
 from stream_cleaner.annotations import read_annotation
+from stream_cleaner.decode import decode_body
+from stream_cleaner.document import RawDocument
+from stream_cleaner.pipeline import clean_document
 from stream_cleaner.settings import CleanerSettings
 from stream_cleaner.web.api import ROUTES, ApiError, resolve_under
 from stream_cleaner.web.config import WebSettings, parse_model_specs
 from stream_cleaner.web.fetch import is_public_address
 from stream_cleaner.web.server import create_web_app
 
-from ..conftest import DATA
+from ..conftest import DATA, REPO, SAMPLES
 from .conftest import ARTICLE, BOILERPLATE, PAGE, request, running, write_page
 
 
@@ -65,9 +68,11 @@ def test_clean_html_keeps_the_article_and_drops_the_navigation(base):
         assert sentences[text]["perplexity"] > 3000
     for text in re.findall(r"[^.]+\.", ARTICLE):
         assert sentences[text.strip()]["kept"] is True
-    assert set(doc["sentences"][0]) >= {"text", "block", "perplexity", "kept", "reason"}
+    fields = {"text", "block", "perplexity", "kept", "reason", "max_perplexity_applies"}
+    assert set(doc["sentences"][0]) >= fields
     assert doc["model"] == "default" and doc["mode"] == "perplexity"
-    assert doc["max_perplexity"] == 3000 and doc["sentence_filter"] is True
+    assert doc["max_perplexity"] == 3000 and doc["max_perplexity_applies"] is True
+    assert all(s["max_perplexity_applies"] for s in doc["sentences"])  # each has a perplexity
     assert doc["text"].startswith("The city council approved")
 
 
@@ -75,16 +80,58 @@ def test_clean_text_threshold_mode_and_named_model(base):
     status, doc = clean(base, text="Home\n" + ARTICLE, max_perplexity=10, mode="perplexity")
     assert status == 200
     assert doc["n_blocks"] == 2 and doc["n_kept"] == 0 and doc["text"] == ""
-    # in the labeller's modes a limit asked for applies to the sentences of the kept blocks
-    status, doc = clean(base, html=PAGE, mode="corpus", max_perplexity=10)
-    assert status == 200 and doc["sentence_filter"] is True
+    # in the labeller's modes the limit applies with the sentence filter on, to the sentences
+    # of the kept blocks, as in the CLI and the worker; the server's filter (auto) has none
+    status, doc = clean(base, html=PAGE, mode="corpus", max_perplexity=10, sentence_filter="on")
+    assert status == 200 and doc["max_perplexity_applies"] is True
+    assert doc["sentence_filter"] == "on"
     assert {s["reason"] for s in doc["sentences"]} <= {"boilerplate", "high_perplexity"}
     assert doc["text"] == ""
-    status, doc = clean(base, html=PAGE, mode="corpus")
-    assert status == 200 and doc["sentence_filter"] is False and doc["text"]
+    for s in doc["sentences"]:
+        assert s["max_perplexity_applies"] == (s["reason"] == "high_perplexity"), s
+    status, doc = clean(base, html=PAGE, mode="corpus", max_perplexity=10)
+    assert status == 200 and doc["max_perplexity_applies"] is False and doc["text"]
+    assert doc["sentence_filter"] == "auto"
+    assert not any(s["max_perplexity_applies"] for s in doc["sentences"])
+    assert doc == {
+        **clean(base, html=PAGE, mode="corpus")[1],
+        "max_perplexity": 10,
+        "seconds": doc["seconds"],
+    }
     status, doc = clean(base, text=ARTICLE, mode="perplexity", model="tiny")
     assert status == 200
     assert doc["model"] == "tiny" and doc["model_id"] == "tiny-test"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.html")))
+def test_the_api_decides_as_the_cli_and_the_worker(base, name):
+    """At the server's settings, with or without its limit given (as the demo page sends it),
+    the answer is the core's cleaning under the same settings: what the CLI and the worker
+    keep. (It was not: a limit given turned the sentence filter on in the labeller's modes.)"""
+    html = decode_body((SAMPLES / name).read_bytes()).text
+    core = clean_document(RawDocument(body=html, content_type="text/html"))
+    for payload in ({"html": html}, {"html": html, "max_perplexity": 3000}):
+        status, doc = clean(base, **payload)
+        assert status == 200, doc
+        assert (doc["n_kept"], doc["text"]) == (core.n_kept, core.text)
+        got = [(s["text"], s["kept"], s["reason"]) for s in doc["sentences"]]
+        assert got == [(s.text, s.keep, s.reason) for s in core.sentences]
+        assert (doc["guard"], doc["page_type"]) == (core.guard, core.page_type)
+
+
+def test_the_readmes_api_examples_answer_as_shown(base):
+    """Each ``curl`` of the README's API example cleans its snippet to text (one gave ``""``: a
+    labeller mode, and the README says to clean snippets in perplexity mode)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    bodies = re.findall(r"curl -s localhost:8080/api/clean -d '([^']*)'", readme)
+    assert bodies
+    for body in bodies:
+        payload = json.loads(body)
+        status, doc = clean(base, **payload)
+        assert status == 200 and doc["text"] == "The council met.", (body, doc)
+    (query,) = re.findall(r"curl -s 'localhost:8080/api/perplexity\?([^']*)'", readme)
+    status, scored = request(f"{base}/api/perplexity?{query}")
+    assert status == 200 and scored["perplexity"] > 0
 
 
 @pytest.mark.parametrize(
@@ -92,6 +139,8 @@ def test_clean_text_threshold_mode_and_named_model(base):
     [
         ({"html": "<p>x</p>", "model": "nope"}, 422, "unknown_model"),
         ({"html": "<p>x</p>", "mode": "nope"}, 422, "unknown_mode"),
+        ({"html": "<p>x</p>", "sentence_filter": "yes"}, 422, "unknown_sentence_filter"),
+        ({"html": "<p>x</p>", "sentence_filter": True}, 422, "unknown_sentence_filter"),
         ({"html": "<p>x</p>", "max_perplexity": -1}, 422, "invalid_max_perplexity"),
         ({"html": "<p>x</p>", "max_perplexity": "high"}, 422, "invalid_max_perplexity"),
         ({"html": "<p>x</p>", "max_perplexity": True}, 422, "invalid_max_perplexity"),
@@ -536,5 +585,8 @@ def test_modes_are_the_cores_and_reach_the_settings():
             api._mode_of("fancy")
         settings = api.settings_for("perplexity", 100.0)
         assert (settings.mode, settings.max_sentence_perplexity) == ("perplexity", 100.0)
+        assert settings.sentence_filter == CleanerSettings().sentence_filter
+        assert api.settings_for("auto", 100.0, "on").sentence_filter == "on"
+        assert api.config()["sentence_filter"] == CleanerSettings().sentence_filter
     finally:
         api.close()

@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 
 from stream_cleaner.annotations import read_annotation
+from stream_cleaner.decode import decode_body
+from stream_cleaner.labeller import labeller_path
 from stream_cleaner.parse import parse_blocks
 
-from ..conftest import REPO
-from .conftest import ARTICLE, BOILERPLATE, PAGE, serve_process, write_page
+from ..conftest import REPO, SAMPLES
+from .conftest import ARTICLE, BOILERPLATE, PAGE, request, serve_process, write_page
 
 pytestmark = pytest.mark.browser
 
@@ -93,6 +95,7 @@ def test_clean_marks_boilerplate_dropped_and_the_slider_reclassifies_locally(pag
         page.get_by_role("button", name="Clean").click()
     assert json.loads(sent.value.post_data) == {
         "mode": "perplexity",
+        "sentence_filter": "auto",
         "model": "default",
         "max_perplexity": 3000,
         "html": PAGE,
@@ -134,6 +137,129 @@ def test_clean_marks_boilerplate_dropped_and_the_slider_reclassifies_locally(pag
     assert state(page, "Menu") == ("false", "high_perplexity")
     assert requests == [], requests
     page.screenshot(path=str(ARTIFACTS / "web-demo-slider.png"), full_page=True)
+
+
+# the server's defaults (auto mode, whose labeller has no sentence limit), the paper's filter
+# alone, and the auto labeller with the sentence filter on
+SETTINGS = (("auto", "auto"), ("perplexity", "auto"), ("auto", "on"))
+# slider positions (log10 of the limit): 316, 5,012 and 100,000
+POSITIONS = ("2.5", "3.7", "5")
+
+
+def shown(page) -> dict:
+    """What the page shows: each sentence's (text, kept, reason, struck through), the cleaned
+    text and the kept count of the summary."""
+    state = page.evaluate(
+        """() => ({
+            sentences: Array.from(document.querySelectorAll('#original span.s'), (e) => [
+                e.textContent, e.dataset.kept === 'true', e.dataset.reason || null,
+                e.classList.contains('dropped')]),
+            cleaned: document.getElementById('cleaned').textContent,
+            summary: document.getElementById('summary').textContent,
+        })"""
+    )
+    n_kept, n_sentences = map(
+        int, re.match(r"(\d+) of (\d+) sentences kept", state["summary"]).groups()
+    )
+    assert n_sentences == len(state["sentences"])
+    return {
+        "sentences": [tuple(s) for s in state["sentences"]],
+        "cleaned": state["cleaned"],
+        "n_kept": n_kept,
+    }
+
+
+def decided(answer: dict) -> dict:
+    """The same, as the API's answer says."""
+    return {
+        "sentences": [
+            (s["text"], s["kept"], s["reason"], not s["kept"]) for s in answer["sentences"]
+        ],
+        "cleaned": answer["text"],
+        "n_kept": answer["n_kept"],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in SAMPLES.glob("*.html")))
+def test_the_page_shows_the_servers_decisions_and_the_slider_moves_only_the_limits(
+    page, server, name
+):
+    """For every sample, at the server's limit the page shows the API's decisions; moving the
+    slider changes only the sentences the API says the limit decided, and each to what the API
+    answers at that limit. (The page once re-decided every sentence with a rule of its own:
+    "0 of 111 sentences kept" on the German page, whose sentences have no perplexity.)"""
+    html = decode_body((SAMPLES / name).read_bytes()).text
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    for mode, sentence_filter in SETTINGS:
+        page.goto(server + "/demo")
+        page.get_by_label("Page: HTML or plain text").fill(html)
+        page.get_by_label("Mode", exact=True).select_option(mode)
+        page.get_by_label("Sentence filter in kept blocks").select_option(sentence_filter)
+        with page.expect_request("**/api/clean") as sent:
+            page.get_by_role("button", name="Clean").click()
+        page.wait_for_selector("#results:not([hidden]) #original span.s")
+        body = json.loads(sent.value.post_data)
+        assert body["max_perplexity"] == 3000  # the server's limit
+        status, answer = request(server + "/api/clean", method="POST", data=body)
+        assert status == 200, answer
+        at_server = shown(page)
+        assert at_server == decided(answer), (mode, sentence_filter)
+        facts = page.locator("#page-facts")
+        if answer["page_type"]:
+            assert f"Page type: {answer['page_type']} (" in facts.inner_text()
+        else:
+            assert facts.is_hidden()
+        limited = [s["max_perplexity_applies"] for s in answer["sentences"]]
+        scored = any(s["perplexity"] is not None for s in answer["sentences"])
+        by_setting = mode == "perplexity" or sentence_filter == "on"
+        assert any(limited) == (by_setting and scored), (mode, sentence_filter)
+
+        requests.clear()
+        slider = page.get_by_label("Perplexity limit")
+        for position in POSITIONS:
+            slider.fill(position)
+            limit = int(page.locator("#threshold-value").inner_text().replace(",", ""))
+            moved = shown(page)
+            for before, after, by_limit in zip(
+                at_server["sentences"], moved["sentences"], limited, strict=True
+            ):
+                if not by_limit:
+                    assert after == before, (mode, sentence_filter, limit)
+            status, there = request(
+                server + "/api/clean", method="POST", data={**body, "max_perplexity": limit}
+            )
+            assert status == 200, there
+            assert moved == decided(there), (mode, sentence_filter, limit)
+        assert requests == [], requests
+
+
+def test_the_page_says_when_the_content_guard_kept_the_prose(browser, tmp_path):
+    # the shipped auto labeller with a threshold no block reaches: it drops every block, and the
+    # guard keeps the page's run of prose
+    spec = json.loads(labeller_path("auto").read_text())
+    spec["threshold"] = 1e9
+    dropping = tmp_path / "drops-everything.json"
+    dropping.write_text(json.dumps(spec))
+    prose = " ".join([ARTICLE] * 3)
+    html = (
+        "<html><body><nav><a href='/'>Home</a></nav>"
+        f"<div><p>{prose}</p><p>{prose}</p></div></body></html>"
+    )
+    with serve_process("--labeller", str(dropping)) as url:
+        status, answer = request(url + "/api/clean", method="POST", data={"html": html})
+        assert status == 200 and answer["guard"] == "content_loss", answer
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(url + "/demo")
+        page.get_by_label("Page: HTML or plain text").fill(html)
+        page.get_by_role("button", name="Clean").click()
+        page.wait_for_selector("#results:not([hidden]) #original span.s")
+        assert "Content guard: the labeller dropped the page's longest run of prose" in (
+            page.locator("#page-facts").inner_text()
+        )
+        assert shown(page) == decided(answer)
+        context.close()
 
 
 def test_controls_are_labelled_and_colours_readable(page, server):

@@ -1,6 +1,8 @@
 "use strict";
-// The demo page: no framework, no external assets. The server sends every sentence with its
-// perplexity and reason, so moving the limit re-classifies here without a new request.
+// The demo page: no framework, no external assets. It shows the server's decision on every
+// sentence. The server also says which decisions its perplexity limit made
+// (max_perplexity_applies): moving the limit re-classifies those, and only those, here without
+// a new request, as the server would (kept exactly when the perplexity is at most the limit).
 (function () {
   const config = JSON.parse(document.getElementById("config").textContent);
   const $ = (id) => document.getElementById(id);
@@ -29,6 +31,9 @@
 
   // --- clean view --------------------------------------------------------------------------
   for (const mode of config.modes) $("mode").add(new Option(mode, mode, false, mode === config.mode));
+  for (const choice of config.sentence_filters) {
+    $("sentence-filter").add(new Option(choice, choice, false, choice === config.sentence_filter));
+  }
   for (const name of config.models) $("model").add(new Option(name, name));
   $("url-note").textContent = config.fetch_urls
     ? "This server fetches http and https URLs (" + config.fetch_timeout_seconds + " s timeout, up to "
@@ -51,11 +56,18 @@
   }
   showLimit();
 
-  // the server's rule for the perplexity reason; other reasons are the server's to decide
+  // The server's decision, unless the server says its perplexity limit made it: then the
+  // decision under another limit is the server's rule for it, kept at or below the limit.
   function decide(sentence, limit) {
-    if (sentence.reason && sentence.reason !== "high_perplexity") return [false, sentence.reason];
-    if (sentence.perplexity === null) return [false, "no_words"];
+    if (!sentence.max_perplexity_applies) return [sentence.kept, sentence.reason];
     return sentence.perplexity > limit ? [false, "high_perplexity"] : [true, null];
+  }
+
+  // segment.join_sentences: a block's kept sentences joined by a space, except after a CJK
+  // full stop; blocks by a newline, in order of first appearance
+  function joinKept(kept) {
+    return Array.from(kept.values(), (texts) => texts.map((text, i) =>
+      (i && !config.no_space_after.includes(texts[i - 1].slice(-1)) ? " " : "") + text).join("")).join("\n");
   }
 
   function fmt(x) { return x === null ? "none" : (x < 100 ? x.toFixed(1) : Math.round(x).toLocaleString("en")); }
@@ -89,6 +101,7 @@
       item.appendChild(sample);
       legend.appendChild(item);
     }
+    showPage();
     reclassify();
   }
 
@@ -96,7 +109,7 @@
     if (!result) return;
     const limit = limitOf();
     const kept = new Map();
-    let nKept = 0;
+    let nKept = 0, nMoved = 0, nLimited = 0;
     const spans = $("original").querySelectorAll("span.s");
     result.sentences.forEach((sentence, i) => {
       const [keep, reason] = decide(sentence, limit);
@@ -105,19 +118,48 @@
       span.className = "s " + (keep ? "kept" : "dropped r-" + (known ? reason : "other"));
       span.dataset.kept = String(keep);
       span.dataset.reason = reason || "";
-      span.title = "perplexity " + fmt(sentence.perplexity) + " · " + (keep ? "kept" : (REASON_NAMES[reason] || "dropped: " + reason));
+      span.dataset.limit = String(sentence.max_perplexity_applies);
+      span.title = "perplexity " + fmt(sentence.perplexity) + " · " + (keep ? "kept" : (REASON_NAMES[reason] || "dropped: " + reason))
+        + (sentence.max_perplexity_applies ? " · the limit decides it" : "");
+      if (sentence.max_perplexity_applies) nLimited += 1;
+      if (keep !== sentence.kept) nMoved += 1;
       if (keep) {
         nKept += 1;
         if (!kept.has(sentence.block)) kept.set(sentence.block, []);
         kept.get(sentence.block).push(sentence.text);
       }
     });
-    // the core's layout: sentences of a block joined by a space, blocks by a newline
-    $("cleaned").textContent = Array.from(kept.values(), (texts) => texts.join(" ")).join("\n");
-    $("summary").textContent = nKept + " of " + result.sentences.length + " sentences kept at limit "
-      + limit.toLocaleString("en") + " · model " + result.model + " · mode " + result.mode
-      + " · document perplexity " + fmt(result.perplexity);
+    // the server's text while every decision is the server's
+    $("cleaned").textContent = nMoved ? joinKept(kept) : result.text;
+    const facts = [nKept + " of " + result.sentences.length + " sentences kept"];
+    facts.push(result.max_perplexity_applies ? "at limit " + limit.toLocaleString("en")
+      : "the limit does not apply (sentence filter " + result.sentence_filter + ")");
+    facts.push("model " + result.model, "mode " + result.mode);
+    if (result.mode !== "perplexity" && result.max_perplexity_applies) facts.push("sentence filter " + result.sentence_filter);
+    facts.push("document perplexity " + fmt(result.perplexity));
+    $("summary").textContent = facts.join(" · ");
+    $("limit-note").textContent = nLimited
+      ? "The limit decides " + nLimited + " of these sentences; the slider moves only those."
+        + (nLimited < result.sentences.length ? " The others were decided before it (the reason is on each)." : "")
+      : "The limit decides none of these sentences: the slider moves nothing."
+        + (result.max_perplexity_applies ? "" : " It applies in perplexity mode and, in the labeller's modes, with the"
+          + " sentence filter on (auto uses the labeller's own limit, if it was trained with one).");
     drawHistogram(limit);
+  }
+
+  // what the core says of the whole page, when it says something
+  function showPage() {
+    const facts = [];
+    if (result.page_type) {
+      facts.push("Page type: " + result.page_type + " (confidence " + Math.round(result.page_type_confidence * 100) + "%).");
+    }
+    if (result.guard === "content_loss") {
+      facts.push("Content guard: the labeller dropped the page's longest run of prose; the guard kept it.");
+    } else if (result.guard) {
+      facts.push("Content guard: " + result.guard + ".");
+    }
+    $("page-facts").textContent = facts.join(" ");
+    $("page-facts").hidden = !facts.length;
   }
 
   function drawHistogram(limit) {
@@ -146,13 +188,15 @@
       const lo = HIST_MIN + b * step, h = count / most * (height - bottom - top);
       const bar = el("rect", {
         x: x(lo) + 1, y: height - bottom - h, width: Math.max(1, x(lo + step) - x(lo) - 2), height: h,
-        class: Math.pow(10, lo + step / 2) > limit ? "bar-dropped" : "bar-kept",
+        class: !result.max_perplexity_applies ? "bar-other" : Math.pow(10, lo + step / 2) > limit ? "bar-dropped" : "bar-kept",
       });
       bar.appendChild(document.createElementNS(NS, "title")).textContent =
         count + " sentences, perplexity " + fmt(Math.pow(10, lo)) + " to " + fmt(Math.pow(10, lo + step));
     });
     for (let e = 1; e <= 5; e++) el("text", { x: x(e) - 8, y: height - 5 }, "1e" + e);
-    el("line", { class: "limit", x1: x(Math.log10(limit)), x2: x(Math.log10(limit)), y1: top, y2: height - bottom });
+    if (result.max_perplexity_applies) {
+      el("line", { class: "limit", x1: x(Math.log10(limit)), x2: x(Math.log10(limit)), y1: top, y2: height - bottom });
+    }
     svg.setAttribute("data-limit", String(limit));
   }
 
@@ -164,7 +208,10 @@
 
   $("clean-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const body = { mode: $("mode").value, model: $("model").value, max_perplexity: limitOf() };
+    const body = {
+      mode: $("mode").value, sentence_filter: $("sentence-filter").value, model: $("model").value,
+      max_perplexity: limitOf(),
+    };
     const url = $("url").value.trim();
     if (url && config.fetch_urls) body.url = url;
     else body[$("input-kind").value] = $("input").value;
