@@ -289,7 +289,11 @@ def _worker_command(broker: str, names: dict[str, str], port: int, group: str) -
     ]
 
 
-def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("reader", ["compiled", "python"])
+def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path, reader: str) -> None:
+    """With aiokafka's compiled record reader and with its pure-Python one
+    (``AIOKAFKA_NO_EXTENSIONS=1``, as where the extension is missing): a header name that is
+    not UTF-8 crashed the worker with the Python one, at every restart."""
     tag = uuid.uuid4().hex[:8]
     names = _create_topics(broker, tag)
     port = _free_port()
@@ -298,7 +302,8 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
     # its outputs compressed (the default writes them as they are; the other tests use it)
     command = [*_worker_command(broker, names, port, f"g{tag}"), "--compression", "zstd"]
     inputs = _inputs(names["input"])
-    proc = _start_worker(command, log, tmp_path)
+    env = {"AIOKAFKA_NO_EXTENSIONS": "1"} if reader == "python" else {}
+    proc = _start_worker(command, log, tmp_path, env=env)
     try:
         ids = asyncio.run(_produce(broker, names["input"], inputs, COMPRESSED_INPUTS))
         assert len(set(ids)) == len(ids) == len(inputs) + 1 + len(COMPRESSED_INPUTS)
@@ -526,12 +531,16 @@ async def _produce_only(servers: str, topic: str, inputs: list) -> None:
         await producer.stop()
 
 
-def _start_worker(command: list[str], log: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
-    """A worker subprocess writing to ``log``; the caller stops it."""
+def _start_worker(
+    command: list[str], log: Path, tmp_path: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """A worker subprocess writing to ``log``, with ``env`` added to its environment; the
+    caller stops it."""
     with log.open("wb") as log_file:
         return subprocess.Popen(
-            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path)
-        )
+            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT,
+            env={**_env(tmp_path), **(env or {})},
+        )  # fmt: skip
 
 
 def _assert_every_page_cleaned_replays_identical(
