@@ -507,6 +507,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="do not create missing topics at start-up (they must exist)",
     )
+    p.add_argument(
+        "--allow-untested-clients",
+        action="store_true",
+        default=None,
+        help="start even when the installed aiokafka or faust-streaming is outside the releases "
+        "the worker is tested with (it patches their internals: pages may be lost silently)",
+    )
     p.add_argument("--loglevel", default="info", help="Faust log level (default info)")
     _add_cleaner_options(p)
 
@@ -1249,7 +1256,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     _require_stream_extra()
     from dataclasses import replace
 
-    from .streaming import topics
+    from .streaming import client_versions, topics
     from .streaming.agents import load_models_now
     from .streaming.app import WorkerSettings, create_app, run_worker
 
@@ -1281,7 +1288,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         fetch_max_wait_seconds=args.fetch_max_wait_seconds,
         compression=args.compression,
         broker_wait_seconds=args.broker_wait_seconds,
+        allow_untested_clients=args.allow_untested_clients,
     )
+    # first: refused releases of aiokafka or faust-streaming stop the worker before it loads
+    # its models or waits for brokers
+    client_versions.require_tested(allow_untested=settings.allow_untested_clients)
     settings.check_timeouts()
     load_models_now(settings.cleaner)  # fail now, before joining the group
     if settings.broker_wait_seconds > 0:  # a worker started before its cluster answers waits

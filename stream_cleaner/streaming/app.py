@@ -157,6 +157,8 @@ class WorkerSettings:
             ``min_pages`` other pages for each, for at most this long (`streaming.warmup`);
             ``0`` cleans them at once, without site evidence.
         warmup_max_pages: the most pages held at once (the oldest is let go first).
+        allow_untested_clients: start even with aiokafka or faust-streaming releases outside
+            the tested range (`client_versions.SUPPORTED`), whose internals the worker patches.
     """
 
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
@@ -190,6 +192,7 @@ class WorkerSettings:
     site_topic: str = SITE_TOPIC
     warmup_seconds: float = 0.0
     warmup_max_pages: int = 1000
+    allow_untested_clients: bool = False
 
     def __post_init__(self) -> None:
         for each in fields(self):  # NaN passes every comparison below
@@ -412,10 +415,12 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     """
     import faust
 
-    from . import agents, header_names, offsets, produce_requests, views
+    from . import agents, client_versions, header_names, offsets, produce_requests, views
 
-    header_names.install()  # a header name that is not UTF-8 must not crash the fetch
     settings = WorkerSettings.from_env() if settings is None else settings
+    # before any patch of their internals: only the releases they were tested with
+    client_versions.require_tested(allow_untested=settings.allow_untested_clients)
+    header_names.install()  # a header name that is not UTF-8 must not crash the fetch
     settings.check_timeouts()
     datadir = settings.datadir or os.path.join(
         tempfile.gettempdir(), f"stream-cleaner-{settings.group_id}-data"

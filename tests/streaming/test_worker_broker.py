@@ -4,6 +4,9 @@ Good pages, pages in compressed batches and every kind of bad input go in; exact
 cleaned document or one dead letter comes out per input id, the sentence records match their
 documents, the metrics count the same, the web pages answer, and SIGTERM stops the worker
 cleanly.
+
+The tests marked ``kafka_clients`` run again at the lowest aiokafka and faust-streaming the
+worker allows (test_client_versions.py), this venv having the highest.
 """
 
 from __future__ import annotations
@@ -289,6 +292,7 @@ def _worker_command(broker: str, names: dict[str, str], port: int, group: str) -
     ]
 
 
+@pytest.mark.kafka_clients
 @pytest.mark.parametrize("reader", ["compiled", "python"])
 def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path, reader: str) -> None:
     """With aiokafka's compiled record reader and with its pure-Python one
@@ -383,6 +387,7 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path, rea
             proc.wait()
 
 
+@pytest.mark.kafka_clients
 def test_worker_killed_mid_run_loses_nothing(broker: str, tmp_path: Path) -> None:
     """kill -9 while pages are in flight, start again: every page still gets its outcome.
 
@@ -1290,6 +1295,7 @@ CHURN_SECONDS = 40.0
 CHURN_PAGES = 1200
 
 
+@pytest.mark.kafka_clients
 def test_workers_joining_leaving_and_killed_mid_stream_lose_nothing(
     broker: str, tmp_path: Path
 ) -> None:
