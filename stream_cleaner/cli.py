@@ -508,6 +508,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="do not create missing topics at start-up (they must exist)",
     )
     p.add_argument(
+        "--offset-reset",
+        choices=("earliest", "latest"),  # offsets.OFFSET_RESET_POLICIES (not imported here)
+        help="where a partition whose log no longer holds its committed offset (records lost "
+        "or deleted by retention) is read again: earliest (default: its log start, at least "
+        "once) or latest (its end, skipping what it holds)",
+    )
+    p.add_argument(
         "--allow-untested-clients",
         action="store_true",
         default=None,
@@ -1289,6 +1296,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         compression=args.compression,
         broker_wait_seconds=args.broker_wait_seconds,
         allow_untested_clients=args.allow_untested_clients,
+        offset_reset=args.offset_reset,
     )
     # first: refused releases of aiokafka or faust-streaming stop the worker before it loads
     # its models or waits for brokers
