@@ -3,9 +3,11 @@
 # Debian build packages (and chromium, for the web demo's browser tests), a virtualenv at .venv
 # with the package, its dev tools and its compiled speed-ups (stream_cleaner/_native), KenLM's
 # training tools (lmplz, build_binary) in .cache/kenlm/bin, the Tansu Kafka-protocol broker in
-# .cache/tansu/bin, Prometheus's promtool in .cache/prometheus/bin (unpacked, never run as a
-# service), and, when ../shared/data is there, the benchmark pages unpacked into
-# .cache/data. Safe to run again: it skips what is done.
+# .cache/tansu/bin, a second virtualenv at .cache/venv-lowest-clients with the lowest aiokafka
+# and faust-streaming the worker allows (its broker tests run there too), Prometheus's promtool
+# in .cache/prometheus/bin (unpacked, never run as a service), and, when ../shared/data is
+# there, the benchmark pages unpacked into .cache/data. Safe to run again: it skips what is
+# done.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,6 +48,8 @@ fi
 
 bash scripts/build-kenlm-tools.sh
 bash scripts/install-tansu.sh
+# the lowest aiokafka and faust-streaming the worker allows, for its broker tests at that end
+bash scripts/install-lowest-clients.sh
 bash scripts/install-prometheus.sh
 
 if [[ -d ../shared/data/eval ]]; then

@@ -579,6 +579,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not create missing topics at start-up (they must exist)",
     )
+    p.add_argument(
+        "--offset-reset",
+        choices=("earliest", "latest"),  # offsets.OFFSET_RESET_POLICIES (not imported here)
+        help="where a partition whose log no longer holds its committed offset (records lost "
+        "or deleted by retention) is read again: earliest (default: its log start, at least "
+        "once) or latest (its end, skipping what it holds)",
+    )
+    p.add_argument(
+        "--allow-untested-clients",
+        action="store_true",
+        default=None,
+        help="start even when the installed aiokafka or faust-streaming is outside the releases "
+        "the worker is tested with (it patches their internals: pages may be lost silently)",
+    )
     p.add_argument("--loglevel", default="info", help="Faust log level (default info)")
     _add_cleaner_options(p)
 
@@ -1369,7 +1383,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     _require_stream_extra()
     from dataclasses import replace
 
-    from .streaming import topics
+    from .streaming import client_versions, topics
     from .streaming.agents import load_models_now
     from .streaming.app import WorkerSettings, create_app, run_worker
 
@@ -1401,7 +1415,12 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         fetch_max_wait_seconds=args.fetch_max_wait_seconds,
         compression=args.compression,
         broker_wait_seconds=args.broker_wait_seconds,
+        allow_untested_clients=args.allow_untested_clients,
+        offset_reset=args.offset_reset,
     )
+    # first: refused releases of aiokafka or faust-streaming stop the worker before it loads
+    # its models or waits for brokers
+    client_versions.require_tested(allow_untested=settings.allow_untested_clients)
     settings.check_timeouts()
     load_models_now(settings.cleaner)  # fail now, before joining the group
     if settings.broker_wait_seconds > 0:  # a worker started before its cluster answers waits

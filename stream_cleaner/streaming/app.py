@@ -27,6 +27,7 @@ from ..settings import CleanerSettings, values_from_env
 from ..sites import SiteSettings
 from ..web.config import WebSettings
 from .metrics import WorkerMetrics
+from .offsets import OFFSET_RESET_DEFAULT, OFFSET_RESET_POLICIES
 from .records import MAX_PAGE_BYTES_DEFAULT, REKEY_MODES
 from .topics import (
     BROKER_WAIT_SECONDS_DEFAULT,
@@ -157,6 +158,14 @@ class WorkerSettings:
             ``min_pages`` other pages for each, for at most this long (`streaming.warmup`);
             ``0`` cleans them at once, without site evidence.
         warmup_max_pages: the most pages held at once (the oldest is let go first).
+        allow_untested_clients: start even with aiokafka or faust-streaming releases outside
+            the tested range (`client_versions.SUPPORTED`), whose internals the worker patches.
+        offset_reset: where an input partition whose committed offset is outside its log
+            (records lost by the broker, or deleted by retention before they were cleaned) is
+            read again: ``earliest`` (default), from its log start, at least once; ``latest``,
+            from its end, skipping what it holds (`offsets.OFFSET_RESET_POLICIES`). Each
+            reset is counted (``stream_cleaner_offset_resets_total``) and logged as an error.
+            A partition without a committed offset is always read from its log start.
     """
 
     kafka: KafkaSettings = field(default_factory=KafkaSettings)
@@ -190,6 +199,8 @@ class WorkerSettings:
     site_topic: str = SITE_TOPIC
     warmup_seconds: float = 0.0
     warmup_max_pages: int = 1000
+    allow_untested_clients: bool = False
+    offset_reset: str = OFFSET_RESET_DEFAULT
 
     def __post_init__(self) -> None:
         for each in fields(self):  # NaN passes every comparison below
@@ -228,6 +239,9 @@ class WorkerSettings:
                              f"{self.compression!r}")  # fmt: skip
         if self.warmup_seconds < 0 or self.warmup_max_pages < 1:
             raise ValueError("warmup_seconds must not be negative, warmup_max_pages positive")
+        if self.offset_reset not in OFFSET_RESET_POLICIES:
+            raise ValueError(f"offset_reset must be one of {OFFSET_RESET_POLICIES}, not "
+                             f"{self.offset_reset!r}")  # fmt: skip
 
     def check_timeouts(self) -> None:
         """Faust's rule, which it checks only once the worker has started (237 log lines and
@@ -412,10 +426,12 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     """
     import faust
 
-    from . import agents, header_names, offsets, produce_requests, views
+    from . import agents, client_versions, header_names, offsets, produce_requests, views
 
-    header_names.install()  # a header name that is not UTF-8 must not crash the fetch
     settings = WorkerSettings.from_env() if settings is None else settings
+    # before any patch of their internals: only the releases they were tested with
+    client_versions.require_tested(allow_untested=settings.allow_untested_clients)
+    header_names.install()  # a header name that is not UTF-8 must not crash the fetch
     settings.check_timeouts()
     datadir = settings.datadir or os.path.join(
         tempfile.gettempdir(), f"stream-cleaner-{settings.group_id}-data"
@@ -454,9 +470,15 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         datadir=datadir,
         autodiscover=False,
     )
+    metrics = WorkerMetrics()
     # commits only the input offsets the agent took and acknowledged, in order
-    # (offsets.guarded): without it, Faust committed past pages around rebalances
-    app.transport.Consumer = offsets.guarded(app.transport.Consumer)
+    # (offsets.guarded): without it, Faust committed past pages around rebalances; reads a
+    # partition whose log lost its committed offset again per the policy, counted
+    app.transport.Consumer = offsets.guarded(
+        app.transport.Consumer,
+        offset_reset=settings.offset_reset,
+        on_offset_reset=metrics.count_offset_reset,
+    )
     # fetches of idle partitions must not hold back a busy one's for 1.5 s
     app.transport.Consumer = offsets.fetching_within(
         app.transport.Consumer, settings.fetch_max_wait_seconds
@@ -475,7 +497,7 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         topics["source"] = app.topic(settings.input_topic, settings.site_topic, **topic_args)
     runtime = WorkerRuntime(
         settings=settings,
-        metrics=WorkerMetrics(),
+        metrics=metrics,
         executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="stream-cleaner-clean"),
         topics=topics,
     )
@@ -605,7 +627,9 @@ async def measure_consumer_lag(
     high watermark of the consumer's last fetch from the partition; it is behind only while
     the partition is paused (Faust pauses partitions whose buffer is full, and all of them
     during a rebalance). A partition with nothing committed yet lags from its earliest offset,
-    where the worker starts reading (``auto_offset_reset=earliest``).
+    where the worker starts reading (``auto_offset_reset=earliest``), and so does one whose
+    committed offset is past its end: its log lost records, and every record it holds now
+    waits (this lag read 0 while 54 such pages were never cleaned).
 
     Only a partition not fetched yet, or with nothing committed, needs a request to the
     broker (ListOffsets): it goes through the consumer's thread, behind its fetches, and
@@ -638,13 +662,17 @@ async def measure_consumer_lag(
     # Faust's committed offsets, updated by each commit and read from the broker on assignment
     committed = consumer._committed_offset
     earliest = {} if earliest is None else earliest
+    # past the end: a log that lost records, whose start may have moved too (asked again)
+    lost = [tp for tp in assigned if tp in ends and (committed.get(tp) or 0) > ends[tp]]
     fresh = [tp for tp in assigned if not committed.get(tp) and tp not in earliest]
-    if fresh:
-        earliest.update(await consumer.earliest_offsets(*fresh))
+    if fresh or lost:
+        earliest.update(await consumer.earliest_offsets(*fresh, *lost))
     lags: dict[tuple[str, int], int] = {}
     for tp in assigned:
         end = ends.get(tp)
-        start = committed.get(tp) or earliest.get(tp) or 0
+        start = committed.get(tp)
+        if not start or tp in lost:
+            start = earliest.get(tp) or 0
         if end is not None:
             lags[tp.topic, tp.partition] = max(0, end - start)
     return lags

@@ -4,7 +4,9 @@ Kafka's record format stores a header name as bytes, and clients other than Java
 Go's) write whatever bytes they are given. aiokafka decodes every header name as strict UTF-8
 while it unpacks a fetched batch, so one such name raised UnicodeDecodeError inside the
 worker's fetch: the worker crashed, and again after every restart, on the same message, with
-the good messages of the partition behind it.
+the good messages of the partition behind it. aiokafka's pure-Python reader (used with
+``AIOKAFKA_NO_EXTENSIONS=1``, or where its C extension is missing) raises the same error
+wrapped in a CorruptRecordException; both are caught.
 
 `install` makes aiokafka's fetcher keep each fetched partition's bytes, and read them again
 past such an error with a copy of its pure-Python batch reader that writes the bad bytes of a
@@ -45,9 +47,9 @@ def install() -> None:
     def unpack_records(self: Any) -> Iterator[Any]:
         try:
             yield from unpack(self)
-        except UnicodeDecodeError as exc:
+        except (UnicodeDecodeError, CorruptRecordException) as exc:
             records = self._records
-            if not isinstance(records, _KeptRecords):
+            if not isinstance(records, _KeptRecords) or not _bad_header_name(exc):
                 raise
             log.warning(
                 "%s: a header name that is not UTF-8 at offset %d or after (%s); the fetch "
@@ -60,6 +62,13 @@ def install() -> None:
     fetcher.MemoryRecords = memory_records
     fetcher.PartitionRecords._unpack_records = unpack_records
     _INSTALLED.append(True)
+
+
+def _bad_header_name(exc: Exception) -> bool:
+    """Whether ``exc`` is a header name's decoding error: raised as it is by the compiled
+    reader, as the cause of a CorruptRecordException by the Python one (``_read_msg`` decodes
+    nothing else)."""
+    return isinstance(exc, UnicodeDecodeError) or isinstance(exc.__cause__, UnicodeDecodeError)
 
 
 class _KeptRecords:

@@ -29,6 +29,7 @@ from ..guard import GuardReason
 from ..language import METRIC_LANGUAGES, UNKNOWN, metric_label
 from ..page_types import METRIC_UNDETERMINED, PAGE_TYPES
 from ..page_types import metric_label as page_type_label
+from .offsets import OFFSET_RESET_REASONS
 
 if TYPE_CHECKING:
     from ..sites import SiteTemplates
@@ -303,6 +304,16 @@ class WorkerMetrics:
             "Sites forgotten to stay under max_sites since the worker started.",
             registry=r,
         )
+        self.offset_resets = Counter(
+            PREFIX + "offset_resets",
+            "Input partitions read again from elsewhere than their committed offset, which their "
+            "log no longer held, by reason: past_log_end (the broker lost records: a topic "
+            "re-created, an unclean leader election, a broker without its storage) or "
+            "before_log_start (retention deleted records that were not cleaned). Where reading "
+            "resumed is the worker's offset_reset policy (earliest: the log start).",
+            ["reason"],
+            registry=r,
+        )
         self.rebalances = Counter(
             PREFIX + "rebalances",
             "Rebalances of the consumer group this worker went through (each ends with a new "
@@ -315,6 +326,8 @@ class WorkerMetrics:
 
         for reason in DeadLetterReason.ALL:
             self.documents_dead_lettered.labels(reason)
+        for reason in OFFSET_RESET_REASONS:
+            self.offset_resets.labels(reason)
         self._dropped_children = {
             reason: self.sentences_dropped.labels(reason) for reason in DropReason.ALL
         }
@@ -413,6 +426,11 @@ class WorkerMetrics:
         self.sentences_kept.inc(kept)
         if perplexities:
             self.sentence_perplexity.observe_many(np.concatenate(perplexities))
+
+    def count_offset_reset(self, reason: str) -> None:
+        """One input partition read again elsewhere than its committed offset
+        (`offsets.OFFSET_RESET_REASONS`)."""
+        self.offset_resets.labels(reason).inc()
 
     def observe_publish(self, seconds: float) -> None:
         """One batch's publish time, from the first send to the last acknowledgement."""

@@ -39,6 +39,22 @@ At worst some records are fetched and cleaned twice, which at-least-once deliver
 Table changelogs, which recovery reads with offsets of its own, and topics without
 acknowledgements pass untouched.
 
+The guard also finds a partition whose log no longer holds the offset it is to read: a log
+that ends before it (the broker lost records: a topic deleted and re-created, an unclean leader
+election, a broker without its storage) or starts after it (retention deleted records that were
+not cleaned yet). Seen after a Tansu restart: the group's committed offset 65 against a new log
+of 54 records, whose pages were never cleaned. Tansu answers a fetch past the end with no
+records; Kafka with OFFSET_OUT_OF_RANGE, upon which aiokafka reads from the log start, and Faust
+dropped those records as below its read offset. Either way the fetch's high watermark is below
+the offset due, which the guard checks after every fetch (at assignment, the first fetch reads
+at the committed offset); a log start past it shows as the same jump seen twice (a confirmed gap
+that the broker's log start explains). Such a partition is read again per `OFFSET_RESET_POLICIES`
+(``earliest`` by default: from its log start, at least once; ``latest``: from its end, skipping
+what is there), its reset offset is committed, it is counted (``on_offset_reset``) and logged
+once as an error, and it counts as unreadable (`unreadable_partitions`, /readyz) until the seek
+is done. A new log that has already grown past the committed offset cannot be told from the
+old one (Kafka's Java client compares leader epochs, which aiokafka does not read).
+
 The guarded consumer also fetches a partition that Faust paused for its stream's full buffer
 again as soon as the buffer has room, where Faust could wait a second (`_wait_next_records`).
 `fetching_within` shortens the wait of each fetch, which Faust fixes at 1.5 s.
@@ -52,7 +68,7 @@ import contextlib
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -68,6 +84,16 @@ SEEK_SECONDS = 10.0
 # buffer (Faust's fetches wait up to a second, and a paused partition is fetched again only
 # by the next fetch)
 PAUSED_FETCH_SECONDS = 0.05
+# where a partition whose committed offset is outside its log is read again: ``earliest``,
+# from the log start (every record it holds is cleaned, some maybe twice: at least once), or
+# ``latest``, from its end (what it holds is skipped)
+OFFSET_RESET_POLICIES = ("earliest", "latest")
+OFFSET_RESET_DEFAULT = "earliest"
+# why a partition was reset: its log ends before the offset due (the broker lost records), or
+# starts after it (retention deleted records that were not cleaned)
+RESET_PAST_LOG_END = "past_log_end"
+RESET_BEFORE_LOG_START = "before_log_start"
+OFFSET_RESET_REASONS = (RESET_PAST_LOG_END, RESET_BEFORE_LOG_START)
 
 
 def fetching_within(consumer_class: type[Any], max_wait_seconds: float) -> type[Any]:
@@ -101,13 +127,38 @@ def fetching_within(consumer_class: type[Any], max_wait_seconds: float) -> type[
     return FetchingWithin
 
 
-def guarded(consumer_class: type[Any]) -> type[Any]:
+def guarded(
+    consumer_class: type[Any],
+    *,
+    offset_reset: str = OFFSET_RESET_DEFAULT,
+    on_offset_reset: Callable[[str], None] | None = None,
+) -> type[Any]:
     """A subclass of a Faust transport's ``Consumer`` that commits only what the agent took
-    and acknowledged, offset after offset (see the module's docstring)."""
+    and acknowledged, offset after offset (see the module's docstring).
+
+    Args:
+        consumer_class: the transport's consumer class.
+        offset_reset: where a partition whose committed offset is outside its log is read
+            again, one of `OFFSET_RESET_POLICIES`.
+        on_offset_reset: called with the reason (`OFFSET_RESET_REASONS`) of each such reset.
+    """
+    if offset_reset not in OFFSET_RESET_POLICIES:
+        raise ValueError(f"offset_reset must be one of {OFFSET_RESET_POLICIES}, not "
+                         f"{offset_reset!r}")  # fmt: skip
 
     class GuardedConsumer(consumer_class):  # type: ignore[misc, valid-type]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            # partitions whose log does not hold the offset due, not read again yet: why
+            self._unreadable: dict[Any, str] = {}
+            # partitions being reset now
+            self._resetting: set[Any] = set()
+            # the offset a reset partition is read again from, committed even before anything
+            # is acknowledged (so that the group's committed offset is in the log again)
+            self._reset_commit: dict[Any, int] = {}
+            # messages the streams hold from a log that was replaced: their acknowledgements
+            # must not count for the records that now have their offsets
+            self._stale: weakref.WeakSet[Any] = weakref.WeakSet()
             # the offset each input partition's fetches must hand over next
             self._next_offset: dict[Any, int] = {}
             # partition -> (missing offset, offset that came instead), sought back once
@@ -228,7 +279,7 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
         def _forget(self, tps: Iterable[Any]) -> None:
             for tp in tps:
                 for state in (self._next_offset, self._jumps, self._log_gaps, self._stuck,
-                              self._start):  # fmt: skip
+                              self._start, self._unreadable, self._reset_commit):  # fmt: skip
                     state.pop(tp, None)
                 if self._guards(tp):  # what `_give_back_offsets` gave back, as Faust did
                     for faust_state in (self._committed_offset, self._acked, self._acked_index):
@@ -260,14 +311,115 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
                         else:  # not sought back: a jump again would prove nothing
                             self._jumps.pop(tp, None)
                         continue
-                    # the same jump again, reading from the missing offset: a real gap
+                    # the same jump again, reading from the missing offset: a real gap, or
+                    # the log now starts after it
                     del self._jumps[tp]
+                    if await self._starts_after(tp, expected):
+                        sought_back.add(tp)
+                        await self._reset(tp, RESET_BEFORE_LOG_START, expected)
+                        continue
                     self._log_gaps.setdefault(tp, {})[expected] = offset
                     self._read_offset[tp] = offset - 1  # so Faust notes no gap of its own
                     self._next_offset[tp] = offset + 1
+                elif self._ends_before(tp, expected):  # the log lost records (Kafka's reset)
+                    sought_back.add(tp)
+                    await self._reset(tp, RESET_PAST_LOG_END, expected)
+                    continue
                 # below the expected offset: read again after a seek back; Faust drops it
                 # if it is below its read offset
                 yield tp, message
+
+        # -- logs that no longer hold the offset due --------------------------------------
+
+        @property
+        def unreadable_partitions(self) -> dict[Any, str]:
+            """The partitions whose log does not hold the offset due and that are not read
+            again yet, with the reason (/readyz)."""
+            return dict(self._unreadable)
+
+        def _ends_before(self, tp: Any, offset: int) -> bool:
+            """Whether the last fetch of ``tp`` saw its log end before ``offset``."""
+            try:
+                end = self.highwater(tp)
+            except Exception:  # revoked meanwhile (aiokafka asserts the assignment)
+                return False
+            return end is not None and end < offset
+
+        async def _starts_after(self, tp: Any, offset: int) -> bool:
+            """Whether ``tp``'s log starts after ``offset`` (False if the broker cannot say)."""
+            start = (await self._log_starts([tp])).get(tp)
+            return start is not None and start > offset
+
+        async def check_log_ends(self) -> None:
+            """Reset the partitions whose last fetch ended before the offset due.
+
+            Tansu answers such a fetch with no records and its log's end, so no record shows
+            it (called after every fetch, and at assignment the first fetch reads at the
+            committed offset). A fetch's end never falls below the offsets it handed over.
+            """
+            for tp, expected in list(self._next_offset.items()):
+                if tp not in self._resetting and self._ends_before(tp, expected):
+                    await self._reset(tp, RESET_PAST_LOG_END, expected)
+
+        async def _reset(self, tp: Any, reason: str, expected: int) -> None:
+            """Read ``tp`` again per the policy: from its log start or from its end.
+
+            The partition is unreadable until the seek is done; the error is logged and
+            counted once however many fetches show it. Its acknowledged offsets, its gaps and
+            the events the streams hold from it are forgotten for commits (after a loss they
+            are offsets of another log), and its reset offset is committed.
+            """
+            if tp in self._resetting:
+                return
+            self._resetting.add(tp)
+            try:
+                if tp not in self._unreadable:
+                    self._unreadable[tp] = reason
+                    log.error(
+                        "%s: the log %s offset %d, where reading was due (%s); reading it "
+                        "again from its %s (offset_reset=%s)", tp,
+                        "ends before" if reason == RESET_PAST_LOG_END else "starts after",
+                        expected, "the broker lost records: a topic re-created, an unclean "
+                        "leader election or a broker without its storage"
+                        if reason == RESET_PAST_LOG_END else "retention deleted records that "
+                        "were not cleaned", "start" if offset_reset == "earliest" else "end",
+                        offset_reset,
+                    )  # fmt: skip
+                    if on_offset_reset is not None:
+                        on_offset_reset(reason)
+                if offset_reset == "earliest":
+                    target = (await self._log_starts([tp])).get(tp)
+                else:
+                    target = (await self._log_ends([tp])).get(tp)
+                if target is None:  # the broker cannot say now: tried again after a fetch
+                    return
+                for state in (self._jumps, self._log_gaps, self._stuck):
+                    state.pop(tp, None)
+                self._acked[tp] = []
+                self._acked_index[tp] = set()
+                faust_gaps = getattr(self, "_gap", None)
+                if faust_gaps is not None:
+                    faust_gaps.pop(tp, None)
+                for held in [m for m in list(self._unacked_messages) if m.tp == tp]:
+                    self._taken.discard(held)
+                    self._stale.add(held)
+                self._committed_offset[tp] = None
+                self._start[tp] = target
+                self._start_unknown.discard(tp)
+                self._reset_commit[tp] = target
+                if await self._seek_back(tp, target):
+                    self._unreadable.pop(tp, None)
+            finally:
+                self._resetting.discard(tp)
+
+        async def _log_ends(self, tps: list[Any]) -> dict[Any, int]:
+            """The end offset of each partition's log; empty if the broker cannot say now."""
+            try:
+                ends = await asyncio.wait_for(self.highwaters(*tps), LOOKUP_SECONDS)
+            except Exception as exc:  # a broker error or a timeout: unknown
+                log.warning("no log end offsets for %s: %r", tps, exc)
+                return {}
+            return {tp: offset for tp, offset in ends.items() if offset is not None}
 
         # -- flow control ----------------------------------------------------------------
 
@@ -296,12 +448,16 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
                     if not self._get_active_partitions():
                         return {}, set()
                 timeout = min(timeout, PAUSED_FETCH_SECONDS)
-            return await super()._wait_next_records(timeout)
+            records = await super()._wait_next_records(timeout)
+            await self.check_log_ends()
+            return records
 
         # -- the agent -------------------------------------------------------------------
 
         def take(self, message: Any) -> None:
             """Note that the agent took ``message`` (called for every event it takes)."""
+            if self._stale and message in self._stale:  # from a log that was replaced
+                return
             self._taken.add(message)
 
         def ack(self, message: Any) -> bool:
@@ -317,8 +473,8 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
             if not self._guards(tp):
                 return super()._new_offset(tp)
             acked = self._acked[tp]
-            if not acked:
-                return None
+            if not acked:  # nothing new; a reset partition commits where it reads again
+                return self._reset_commit.pop(tp, None)
             acked.sort()
             start = self._committed_offset[tp]
             if start is None:  # nothing committed: from where the assignment began reading
@@ -348,6 +504,7 @@ def guarded(consumer_class: type[Any]) -> type[Any]:
                     self._wait_for(tp, start)
                 return None
             self._stuck.pop(tp, None)
+            self._reset_commit.pop(tp, None)
             index.difference_update(acked[:n])
             del acked[:n]
             return end

@@ -3,10 +3,12 @@
 - ``/metrics``: the worker's Prometheus registry (`metrics.WorkerMetrics`) in the text format.
 - ``/healthz``: liveness, 200 whenever the web server answers, i.e. the process and its event
   loop run. A loop starved by CPU work would stop answering, which is what liveness is for.
-- ``/readyz``: readiness, 200 when the language model is loaded, the agent's loop is running
-  and the consumer service has started; it has then either an assignment or is waiting for
-  one (a group with more workers than partitions leaves some idle, and they are still
-  ready). 503 otherwise. The JSON body shows each check and the assigned partitions.
+- ``/readyz``: readiness, 200 when the language model is loaded, the agent's loop is running,
+  the consumer service has started and it can read every partition it holds; it has then
+  either an assignment or is waiting for one (a group with more workers than partitions
+  leaves some idle, and they are still ready). 503 otherwise, as while a partition whose log
+  no longer holds its committed offset is not read again yet (`offsets`). The JSON body shows
+  each check, the assigned partitions and the unreadable ones with the reason.
 - The web demo and API (``/demo``, ``/api/...``, `web.api.ROUTES`), only when enabled
   (``--web-demo``, ``STREAM_CLEANER_WEB_ENABLED=true``): the same handlers as ``stream-cleaner
   serve``, which clean in a child process of their own at the lowest CPU priority
@@ -34,15 +36,20 @@ def readiness(app: faust.App, runtime: WorkerRuntime) -> dict[str, Any]:
     consumer = getattr(app, "_consumer", None)  # never create a consumer just to look at it
     consumer_started = bool(consumer is not None and consumer.started and not consumer.should_stop)
     assigned = len(consumer.assignment()) if consumer_started else 0
+    unreadable = getattr(consumer, "unreadable_partitions", {}) if consumer_started else {}
     checks = {
         "model_loaded": runtime.model is not None,
         "agent_running": runtime.agent_running,
         "consumer_started": consumer_started,
+        "partitions_readable": not unreadable,
     }
     return {
         "ready": all(checks.values()),
         **checks,
         "assigned_partitions": assigned,
+        "unreadable_partitions": {
+            f"{tp.topic}:{tp.partition}": reason for tp, reason in sorted(unreadable.items())
+        },
         "rebalancing": bool(getattr(app, "rebalancing", False)),
     }
 

@@ -259,6 +259,8 @@ def test_every_setting_reaches_the_worker() -> None:
             header_timeout_seconds=5,
             max_connections=50,
         ),
+        allow_untested_clients=True,
+        offset_reset="latest",
     )
     # the values file changes every setting the chart manages, so each one is proven wired;
     # a setting the worker gains later must be wired too, or be named here

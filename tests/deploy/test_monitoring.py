@@ -158,6 +158,7 @@ def test_rules_file_is_what_the_chart_renders() -> None:
         "StreamCleanerLagGrowing",
         "StreamCleanerStalled",
         "StreamCleanerDeadLetterRateHigh",
+        "StreamCleanerOffsetReset",
         "StreamCleanerWorkerDown",
         "StreamCleanerAbsent",
     }
@@ -178,7 +179,7 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> 
             [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
         )
         assert result.returncode == 0, result.stdout + result.stderr
-        assert "SUCCESS: 5 rules found" in result.stdout
+        assert "SUCCESS: 6 rules found" in result.stdout
     result = subprocess.run(
         [promtool, "test", "rules", str(RULE_TESTS)], capture_output=True, text=True, check=False
     )

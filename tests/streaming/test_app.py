@@ -18,6 +18,7 @@ from stream_cleaner.streaming.app import (
     broker_urls,
     create_app,
     faust_monitor,
+    measure_consumer_lag,
     runtime_of,
 )
 from stream_cleaner.streaming.metrics import BulkHistogram, WorkerMetrics
@@ -418,6 +419,51 @@ def test_consumer_lag_keeps_one_series_per_assigned_partition():
     assert 'partition="3"' not in metrics.exposition().decode()
     metrics.set_consumer_lag({})
     assert "stream_cleaner_consumer_lag{" not in metrics.exposition().decode()
+
+
+def test_consumer_lag_of_a_log_that_lost_its_committed_offset_is_its_whole_log():
+    """Committed 100, but the log (re-created, or after a broker that lost its storage) ends
+    at 54: its 54 records wait. The lag read 0 while they were never cleaned."""
+    from types import SimpleNamespace
+
+    from faust.types import TP
+
+    lost, kept, fresh = TP("in", 0), TP("in", 1), TP("in", 2)
+
+    async def earliest_offsets(*tps):
+        return {tp: 0 for tp in tps}
+
+    consumer = SimpleNamespace(
+        started=True, should_stop=False, assignment=lambda: {lost, kept, fresh},
+        highwater={lost: 54, kept: 30, fresh: 5}.get, earliest_offsets=earliest_offsets,
+        _committed_offset={lost: 100, kept: 20},
+    )  # fmt: skip
+    lags = asyncio.run(measure_consumer_lag(SimpleNamespace(_consumer=consumer), "in"))
+    assert lags == {("in", 0): 54, ("in", 1): 10, ("in", 2): 5}
+
+
+def test_offset_resets_are_counted_by_reason_from_zero():
+    metrics = WorkerMetrics()
+    text = metrics.exposition().decode()
+    assert 'stream_cleaner_offset_resets_total{reason="past_log_end"} 0.0' in text
+    assert 'stream_cleaner_offset_resets_total{reason="before_log_start"} 0.0' in text
+    metrics.count_offset_reset("past_log_end")
+    text = metrics.exposition().decode()
+    assert 'stream_cleaner_offset_resets_total{reason="past_log_end"} 1.0' in text
+
+
+def test_the_offset_reset_policy_is_a_setting(monkeypatch):
+    assert WorkerSettings().offset_reset == "earliest"
+    monkeypatch.setenv("STREAM_CLEANER_WORKER_OFFSET_RESET", "latest")
+    assert WorkerSettings.from_env().offset_reset == "latest"
+    with pytest.raises(ValueError, match="offset_reset must be one of"):
+        WorkerSettings(offset_reset="none")
+    from stream_cleaner.streaming.offsets import OFFSET_RESET_POLICIES
+
+    for policy in OFFSET_RESET_POLICIES:  # the flag offers each policy
+        assert parse_args(["worker", "--offset-reset", policy]).offset_reset == policy
+    with pytest.raises(SystemExit):
+        parse_args(["worker", "--offset-reset", "none"])
 
 
 def test_sentence_perplexity_histogram_counts_like_prometheus_client():

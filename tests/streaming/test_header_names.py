@@ -1,16 +1,23 @@
-"""Header names that are not UTF-8 through aiokafka's own fetcher classes (through a real
-broker and worker: test_worker_broker.py, `_produce_raw_header_name`)."""
+"""Header names that are not UTF-8 through aiokafka's own fetcher classes, with its compiled
+reader and with its pure-Python one (``AIOKAFKA_NO_EXTENSIONS=1``, or wherever the extension is
+missing); through a real broker and worker: test_worker_broker.py, `_produce_raw_header_name`."""
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
+import sys
 
+import pytest
 from aiokafka.consumer import fetcher
 from aiokafka.consumer.fetcher import READ_UNCOMMITTED
 from aiokafka.record.default_records import _DefaultRecordBatchBuilderPy
 from aiokafka.structs import TopicPartition
 
 from stream_cleaner.streaming import header_names
+
+from ..conftest import REPO
 
 
 class _RawName(str):
@@ -42,7 +49,26 @@ def _read(data: bytes) -> list[tuple[int, bytes, tuple]]:
     return [(r.offset, r.value, tuple(r.headers)) for r in partition]
 
 
-def test_a_fetch_with_a_header_name_that_is_not_utf8_is_read_whole_and_once():
+@pytest.mark.parametrize("reader", ["compiled", "python"])
+def test_a_fetch_with_a_header_name_that_is_not_utf8_is_read_whole_and_once(reader: str) -> None:
+    """The same records from both readers. aiokafka's Python reader wraps the decoding error
+    in a CorruptRecordException, which crashed the fetch (and the worker, at every restart)."""
+    if reader == "compiled":
+        check_reading_a_header_name_that_is_not_utf8()
+        return
+    # aiokafka chooses its reader at import: a process of its own
+    code = ("from tests.streaming.test_header_names import check_reading_a_header_name_that_is_"
+            "not_utf8 as check; check(python=True)")  # fmt: skip
+    env = {**os.environ, "AIOKAFKA_NO_EXTENSIONS": "1"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def check_reading_a_header_name_that_is_not_utf8(*, python: bool = False) -> None:
+    from aiokafka.record.memory_records import _MemoryRecordsPy
+
+    assert (fetcher.MemoryRecords is _MemoryRecordsPy) == python  # the reader under test
     data = _batch(0, [
         (b"a", [("id", b"1")]),
         (b"b", [(_RawName("x"), b"v"), ("id", b"2")]),

@@ -19,6 +19,7 @@ from typing import Any
 from faust.types import TP
 
 from stream_cleaner.streaming.offsets import PAUSED_FETCH_SECONDS, guarded
+from stream_cleaner.streaming.views import readiness
 
 INPUT = TP("crawl.raw-html.v1", 0)
 OTHER = TP("crawl.raw-html.v1", 1)
@@ -40,6 +41,7 @@ class Recorder:
         self._unacked_messages: weakref.WeakSet[Any] = weakref.WeakSet()
 
         self.log_starts = log_starts
+        self.log_ends: dict[Any, int] = {}  # the high watermark of each partition's last fetch
         self._acked: defaultdict[Any, list[int]] = defaultdict(list)
         self._acked_index: defaultdict[Any, set[int]] = defaultdict(set)
         self._committed_offset: defaultdict[Any, int | None] = defaultdict(lambda: None)
@@ -47,6 +49,12 @@ class Recorder:
 
     async def earliest_offsets(self, *tps: Any) -> dict[Any, int]:
         return {tp: self.log_starts[tp] for tp in tps}
+
+    def highwater(self, tp: Any) -> int | None:
+        return self.log_ends.get(tp)
+
+    async def highwaters(self, *tps: Any) -> dict[Any, int]:
+        return {tp: self.log_ends[tp] for tp in tps}
 
     def ack(self, message: Any) -> bool:  # as Faust's, without its locks
         tp, offset = message.tp, message.offset
@@ -449,3 +457,123 @@ def test_while_a_partition_is_paused_a_fetch_of_the_others_is_short() -> None:
         assert active == {INPUT, OTHER} and consumer.fetch_timeouts[-1] == 1.0
 
     asyncio.run(main())
+
+
+# -- logs that no longer hold the offset due ---------------------------------------------------
+
+
+def resetting(
+    committed: dict[Any, int | None], log_starts: dict[Any, int], **options: Any
+) -> tuple[Any, list[str]]:
+    """A guard whose resets are counted in the returned list, its partitions assigned."""
+    resets: list[str] = []
+    guard = guarded(Recorder, on_offset_reset=resets.append, **options)(
+        committed=committed, log_starts=log_starts
+    )
+    asyncio.run(guard.perform_seek())
+    return guard, resets
+
+
+def test_a_log_that_ends_before_the_committed_offset_is_read_again_from_its_start() -> None:
+    """Kafka's way: the fetch at the committed offset is out of range, aiokafka reads from the
+    log start, and Faust dropped what came as below its read offset (a lag of 0, pages never
+    cleaned)."""
+    guard, resets = resetting({INPUT: 100, OTHER: 7}, {INPUT: 0, OTHER: 0})
+    guard.log_ends.update({INPUT: 54, OTHER: 9})
+    assert fetch(guard, (INPUT, 0), (OTHER, 7), (INPUT, 1)) == [(OTHER, 7)]
+    assert guard.seeks == [(INPUT, 0)]
+    assert resets == ["past_log_end"]
+    assert guard.unreadable_partitions == {}
+    assert commit_offset(guard, INPUT) == 0  # the group's offset is inside the log again
+    assert fetch(guard, (INPUT, 0), (INPUT, 1)) == [(INPUT, 0), (INPUT, 1)]
+    take(guard, INPUT, 0, 1)
+    for event in guard.events:
+        guard.ack(event)
+    assert commit_offset(guard, INPUT) == 2
+    asyncio.run(guard.check_log_ends())
+    assert resets == ["past_log_end"]
+    assert guard.seeks == [(INPUT, 0)]
+
+
+def test_a_fetch_without_records_that_ends_before_the_offset_due_resets_it_too() -> None:
+    """Tansu's way: a fetch past the end answers no records and the log's end."""
+    guard, resets = resetting({INPUT: 100}, {INPUT: 0})
+    asyncio.run(guard.check_log_ends())  # not fetched yet: nothing known
+    assert resets == []
+    guard.log_ends[INPUT] = 54
+    asyncio.run(guard.check_log_ends())
+    asyncio.run(guard.check_log_ends())
+    assert guard.seeks == [(INPUT, 0)]
+    assert resets == ["past_log_end"]
+
+
+def test_with_offset_reset_latest_a_lost_log_is_read_from_its_end() -> None:
+    guard, resets = resetting({INPUT: 100}, {INPUT: 0}, offset_reset="latest")
+    guard.log_ends[INPUT] = 54
+    asyncio.run(guard.check_log_ends())
+    assert guard.seeks == [(INPUT, 54)]
+    assert commit_offset(guard, INPUT) == 54
+    assert resets == ["past_log_end"]
+
+
+def test_a_log_that_starts_after_the_offset_due_is_read_from_its_start_and_counted() -> None:
+    """Retention deleted records before they were cleaned: Kafka answers the fetch out of
+    range and aiokafka reads from the log start; a jump seen twice, which the log start
+    explains (not a gap inside the log)."""
+    guard, resets = resetting({INPUT: 10}, {INPUT: 50})
+    assert fetch(guard, (INPUT, 50), (INPUT, 51)) == []
+    assert guard.seeks == [(INPUT, 10)]
+    assert fetch(guard, (INPUT, 50), (INPUT, 51)) == []
+    assert guard.seeks == [(INPUT, 10), (INPUT, 50)]
+    assert resets == ["before_log_start"]
+    assert fetch(guard, (INPUT, 50), (INPUT, 51)) == [(INPUT, 50), (INPUT, 51)]
+    assert commit_offset(guard, INPUT) == 50
+    # a gap inside the log is still a gap, not a reset
+    guard, resets = resetting({INPUT: 10}, {INPUT: 0})
+    fetch(guard, (INPUT, 15))
+    assert fetch(guard, (INPUT, 15)) == [(INPUT, 15)]
+    assert resets == []
+
+
+def test_events_held_from_a_lost_log_do_not_count_for_the_records_now_at_their_offsets() -> None:
+    guard, resets = resetting({INPUT: 100}, {INPUT: 0})
+    take(guard, INPUT, 100, 101, 102)  # cleaned when the broker lost the log, or being cleaned
+    assert guard.ack(guard.events[0])  # acknowledged, not committed yet
+    guard._unacked_messages.update(guard.events[1:])  # Faust tracks what it hands to streams
+    late = message(INPUT, 103)  # handed to the stream, not taken yet
+    guard._unacked_messages.add(late)
+    guard.log_ends[INPUT] = 54
+    asyncio.run(guard.check_log_ends())
+    assert resets == ["past_log_end"]
+    guard.take(late)
+    for event in [*guard.events[1:], late]:
+        assert not guard.ack(event)
+    assert commit_offset(guard, INPUT) == 0
+    # the new log's records up to 99 cleaned: nothing of the old log counts for 100 on
+    take(guard, INPUT, *range(100))
+    for event in guard.events[3:]:
+        guard.ack(event)
+    assert commit_offset(guard, INPUT) == 100
+
+
+def test_a_partition_that_cannot_be_read_again_yet_is_not_ready() -> None:
+    guard, resets = resetting({INPUT: 100}, {})  # the broker does not say where the log starts
+    guard.log_ends[INPUT] = 54
+    asyncio.run(guard.check_log_ends())
+    asyncio.run(guard.check_log_ends())
+    assert resets == ["past_log_end"]  # logged and counted once
+    assert guard.seeks == []
+    assert guard.unreadable_partitions == {INPUT: "past_log_end"}
+    guard.started, guard.should_stop = True, False
+    guard.assignment = lambda: {INPUT}
+    app = SimpleNamespace(_consumer=guard, rebalancing=False)
+    runtime = SimpleNamespace(model=object(), agent_running=True)
+    state = readiness(app, runtime)  # type: ignore[arg-type]
+    assert state["ready"] is False
+    assert state["partitions_readable"] is False
+    assert state["unreadable_partitions"] == {"crawl.raw-html.v1:0": "past_log_end"}
+    guard.log_starts[INPUT] = 0  # the broker answers again
+    asyncio.run(guard.check_log_ends())
+    assert guard.seeks == [(INPUT, 0)]
+    assert resets == ["past_log_end"]
+    assert readiness(app, runtime)["ready"] is True  # type: ignore[arg-type]

@@ -4,6 +4,9 @@ Good pages, pages in compressed batches and every kind of bad input go in; exact
 cleaned document or one dead letter comes out per input id, the sentence records match their
 documents, the metrics count the same, the web pages answer, and SIGTERM stops the worker
 cleanly.
+
+The tests marked ``kafka_clients`` run again at the lowest aiokafka and faust-streaming the
+worker allows (test_client_versions.py), this venv having the highest.
 """
 
 from __future__ import annotations
@@ -289,7 +292,12 @@ def _worker_command(broker: str, names: dict[str, str], port: int, group: str) -
     ]
 
 
-def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> None:
+@pytest.mark.kafka_clients
+@pytest.mark.parametrize("reader", ["compiled", "python"])
+def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path, reader: str) -> None:
+    """With aiokafka's compiled record reader and with its pure-Python one
+    (``AIOKAFKA_NO_EXTENSIONS=1``, as where the extension is missing): a header name that is
+    not UTF-8 crashed the worker with the Python one, at every restart."""
     tag = uuid.uuid4().hex[:8]
     names = _create_topics(broker, tag)
     port = _free_port()
@@ -298,7 +306,8 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
     # its outputs compressed (the default writes them as they are; the other tests use it)
     command = [*_worker_command(broker, names, port, f"g{tag}"), "--compression", "zstd"]
     inputs = _inputs(names["input"])
-    proc = _start_worker(command, log, tmp_path)
+    env = {"AIOKAFKA_NO_EXTENSIONS": "1"} if reader == "python" else {}
+    proc = _start_worker(command, log, tmp_path, env=env)
     try:
         ids = asyncio.run(_produce(broker, names["input"], inputs, COMPRESSED_INPUTS))
         assert len(set(ids)) == len(ids) == len(inputs) + 1 + len(COMPRESSED_INPUTS)
@@ -378,6 +387,7 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path) -> 
             proc.wait()
 
 
+@pytest.mark.kafka_clients
 def test_worker_killed_mid_run_loses_nothing(broker: str, tmp_path: Path) -> None:
     """kill -9 while pages are in flight, start again: every page still gets its outcome.
 
@@ -464,6 +474,28 @@ async def _committed(servers: str, group: str, topic: str) -> list[int | None]:
         await consumer.stop()
 
 
+async def _commit(servers: str, group: str, topic: str, offsets: list[int]) -> None:
+    """Commit ``offsets`` (one per partition) for ``group``, as a consumer outside it."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=servers, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        tps = [TopicPartition(topic, p) for p in range(len(offsets))]
+        consumer.assign(tps)
+        await consumer.commit(dict(zip(tps, offsets, strict=True)))
+    finally:
+        await consumer.stop()
+
+
+def _wait_committed(servers: str, group: str, topic: str, offsets: list[int], log: Path) -> None:
+    """Wait until ``group`` has committed ``offsets`` (one per partition), 30 s at most."""
+    deadline = time.monotonic() + 30
+    while (committed := asyncio.run(_committed(servers, group, topic))) != offsets:
+        assert time.monotonic() < deadline, f"committed {committed}:\n{_tail(log)}"
+        time.sleep(0.5)
+
+
 async def _input_positions(servers: str, topic: str, ids: set[str]) -> dict[str, tuple]:
     """Where the envelopes of ``ids`` are in ``topic``: {id: (partition, offset)}."""
     from aiokafka import AIOKafkaConsumer
@@ -526,12 +558,16 @@ async def _produce_only(servers: str, topic: str, inputs: list) -> None:
         await producer.stop()
 
 
-def _start_worker(command: list[str], log: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
-    """A worker subprocess writing to ``log``; the caller stops it."""
+def _start_worker(
+    command: list[str], log: Path, tmp_path: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """A worker subprocess writing to ``log``, with ``env`` added to its environment; the
+    caller stops it."""
     with log.open("wb") as log_file:
         return subprocess.Popen(
-            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT, env=_env(tmp_path)
-        )
+            command, cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT,
+            env={**_env(tmp_path), **(env or {})},
+        )  # fmt: skip
 
 
 def _assert_every_page_cleaned_replays_identical(
@@ -1281,6 +1317,7 @@ CHURN_SECONDS = 40.0
 CHURN_PAGES = 1200
 
 
+@pytest.mark.kafka_clients
 def test_workers_joining_leaving_and_killed_mid_stream_lose_nothing(
     broker: str, tmp_path: Path
 ) -> None:
@@ -1540,3 +1577,97 @@ def test_a_worker_without_its_topics_says_which_or_creates_them(
         assert proc.poll() is None
     finally:
         _stop(proc)
+
+
+LOSS_PAGES_BEFORE = 100  # per partition, cleaned and committed before the broker loses them
+LOSS_PAGES_AFTER = 60  # per partition, produced to the empty broker: fewer, so that the
+# committed offsets are past the new logs' ends
+
+
+@pytest.mark.kafka_clients
+def test_a_broker_that_lost_its_data_gets_every_new_page_cleaned(tmp_path: Path) -> None:
+    """The broker is killed and restarted empty on its port (Tansu keeps its logs in memory;
+    on Kafka, a topic deleted and re-created or an unclean leader election does the same),
+    the topics are created again and 240 pages produced, while the group's committed
+    offsets point past the new logs' ends. Every page gets its outcome; the worker counts
+    each partition it resets, logs it once, and the lag and /readyz end clean. It used to
+    read the new pages, drop them as below its committed offset and report a lag of 0, with
+    /readyz at 200 and the pages never cleaned."""
+    from stream_cleaner.streaming.stack import broker_answers, running
+
+    from .conftest import TANSU
+
+    if not TANSU.exists():
+        pytest.skip("Tansu is not installed")
+    tag = uuid.uuid4().hex[:8]
+    group = f"g{tag}"
+    address = f"127.0.0.1:{_free_port()}"
+    listener = f"tcp://{address}"
+    tansu = [str(TANSU), "broker", "--listener-url", listener, "--advertised-listener-url",
+             listener, "--storage-engine", "memory://tansu/"]  # fmt: skip
+
+    def wait_for_broker() -> None:
+        deadline = time.monotonic() + 30
+        while not asyncio.run(broker_answers(address)):
+            assert time.monotonic() < deadline, "the broker did not start"
+            time.sleep(0.2)
+
+    def produce(name: str, per_partition: int) -> set[str]:
+        """``per_partition`` pages to each partition, their ids ``{name}-{n}``."""
+        ids = [f"{name}-{n}" for n in range(4 * per_partition)]
+        envelopes = [orjson.dumps({"id": i, "url": f"https://example.org/{i}", "body": _page(n)})
+                     for n, i in enumerate(ids)]  # fmt: skip
+        inputs = [(None, value, n % 4) for n, value in enumerate(envelopes)]
+        asyncio.run(_produce_to_partitions(address, names["input"], inputs))
+        return set(ids)
+
+    names = _topic_names(tag)
+    port = _free_port()
+    log = tmp_path / "worker.log"
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        with running(tansu, tmp_path / "tansu-1.log") as first_broker:
+            wait_for_broker()
+            _create_topics(address, tag)
+            before = produce("before", LOSS_PAGES_BEFORE)
+            proc = _start_worker(_worker_command(address, names, port, group), log, tmp_path)
+            out = asyncio.run(_consume(address, names, before))
+            assert _complete(out, before), _tail(log)
+            _wait_committed(address, group, names["input"], [LOSS_PAGES_BEFORE] * 4, log)
+            # frozen until the group's offsets are in the new broker: a worker that rejoins
+            # first makes a commit from outside the group fail
+            proc.send_signal(signal.SIGSTOP)
+            first_broker.kill()  # its logs, commits and group are gone with it
+            first_broker.wait()
+
+        with running(tansu, tmp_path / "tansu-2.log"):
+            wait_for_broker()
+            _create_topics(address, tag)
+            # the group's offsets outlived the logs: on Kafka, an unclean leader election; on
+            # Tansu, a commit the worker made to the new broker before it noticed the loss
+            asyncio.run(_commit(address, group, names["input"], [LOSS_PAGES_BEFORE] * 4))
+            after = produce("after", LOSS_PAGES_AFTER)
+            proc.send_signal(signal.SIGCONT)
+            out = asyncio.run(_consume(address, names, after, seconds=120))
+            seen = {d["id"] for d in out["documents"]} | {d["id"] for d in out["dead_letter"]}
+            text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+            assert after <= seen, (
+                f"{len(after - seen)} pages without an outcome; lag {_lag(text)}; "
+                f"committed {asyncio.run(_committed(address, group, names['input']))}:\n"
+                f"{_tail(log)}"
+            )
+            _wait_committed(address, group, names["input"], [LOSS_PAGES_AFTER] * 4, log)
+            _wait_for_lag(port, proc, log, lambda lags: lags == dict.fromkeys("0123", 0.0), 30)
+            status, body = _get(f"http://127.0.0.1:{port}/readyz")
+            assert status == 200 and json.loads(body)["unreadable_partitions"] == {}, body
+            # each partition reset and counted (again if its reset offset was not committed
+            # before the worker rejoined the new broker's group), one error line each
+            text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
+            resets = _metric(text, "stream_cleaner_offset_resets_total", reason="past_log_end")
+            errors = log.read_text(errors="replace").count("where reading was due")
+            assert 4 <= resets <= 8 and errors == resets, (resets, errors, _tail(log))
+    finally:
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGCONT)
+            _stop(proc)

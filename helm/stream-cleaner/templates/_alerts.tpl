@@ -50,6 +50,21 @@ groups:
             dead-letter topic with reason {{ "{{" }} $labels.reason {{ "}}" }}. Look at a few with
             `stream-cleaner tail clean.dead-letter.v1 --max 5`. (not_a_page, the crawl's
             redirects, error pages and assets, is traffic rather than a fault: left out.)
+      - alert: StreamCleanerOffsetReset
+        expr: >-
+          sum by (reason) (increase(stream_cleaner_offset_resets_total{ {{- $sel -}} }[15m])) > 0
+        labels:
+          severity: critical
+        annotations:
+          summary: "stream-cleaner read input partitions again elsewhere than their committed offset ({{ "{{" }} $labels.reason {{ "}}" }})"
+          description: >-
+            An input partition's log no longer held the offset the group had committed:
+            past_log_end means the broker lost records (a topic re-created, an unclean leader
+            election, a broker without its storage), before_log_start that retention deleted
+            records before they were cleaned. The worker read the partition again per its
+            offset_reset policy (earliest: from the log start, some pages cleaned twice;
+            latest: what the log held was skipped). Pages lost by the broker are not in the
+            outputs: check the broker, and the worker logs for "where reading was due".
       - alert: StreamCleanerWorkerDown
         expr: up{ {{- $sel -}} } == 0
         for: 5m

@@ -145,6 +145,8 @@ STREAM_CLEANER_WORKER_COMMIT_INTERVAL_SECONDS: {{ .Values.worker.commitIntervalS
 STREAM_CLEANER_WORKER_FETCH_MAX_WAIT_SECONDS: {{ .Values.worker.fetchMaxWaitSeconds | toString | quote }}
 STREAM_CLEANER_WORKER_COMPRESSION: {{ .Values.worker.compression | quote }}
 STREAM_CLEANER_WORKER_BROKER_WAIT_SECONDS: {{ .Values.worker.brokerWaitSeconds | toString | quote }}
+STREAM_CLEANER_WORKER_OFFSET_RESET: {{ .Values.worker.offsetReset | quote }}
+STREAM_CLEANER_WORKER_ALLOW_UNTESTED_CLIENTS: {{ .Values.worker.allowUntestedClients | toString | quote }}
 STREAM_CLEANER_WORKER_SITE_TEMPLATES: {{ .Values.siteTemplates.enabled | toString | quote }}
 STREAM_CLEANER_WORKER_SITE_PARTITIONS: {{ .Values.topics.partitions | int64 | toString | quote }}
 STREAM_CLEANER_SITE_SITE_KEY: {{ .Values.siteTemplates.siteKey | quote }}
