@@ -283,13 +283,6 @@ def build_parser() -> argparse.ArgumentParser:
         "each page (its elements, its neighbours, its best blocks)",
     )
     p.add_argument(
-        "--without-model",
-        action="store_true",
-        help="learn the pages as a page in a language without a language model is featured "
-        "(every sentence the neutral score): the labeller for such pages, which the cleaner "
-        "uses beside the mode's own when it is the mode's labeller-MODE-nolm.json",
-    )
-    p.add_argument(
         "--folds-by-site",
         action="store_true",
         help="keep each site's pages in one fold, and choose the threshold on the mean of "
@@ -1077,7 +1070,6 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         structure_features=args.structure_features,
         stacked=args.stacked,
         folds_by_site=args.folds_by_site,
-        without_model=args.without_model,
         boilerplate_containers=None
         if args.boilerplate_containers is None
         else [t.strip().lower() for t in args.boilerplate_containers.split(",") if t.strip()],

@@ -863,17 +863,6 @@ def site_labeller_path(
     return str(bundled) if bundled.is_file() else None
 
 
-def unmodelled_labeller_path(mode: str, *, labeller_path: str | None = None) -> str | None:
-    """The labeller for pages that no language model scores (``train-labeller
-    --without-model``): the mode's bundled ``labeller-MODE-nolm.json``, unless ``labeller_path``
-    replaces the bundled labeller (then that one serves every page); ``None`` when there is
-    none."""
-    if labeller_path or mode == "perplexity":
-        return None
-    bundled = MODELS_DIR / f"labeller-{mode}-nolm.json"
-    return str(bundled) if bundled.is_file() else None
-
-
 def load_labeller(mode: str, path: str | Path | None = None) -> BlockLabeller:
     """The process-wide labeller of a mode (or of an explicit file), loaded once."""
     key = str(path) if path else mode

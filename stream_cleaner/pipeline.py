@@ -48,7 +48,6 @@ from .labeller import (
     label_blocks,
     load_labeller,
     site_labeller_path,
-    unmodelled_labeller_path,
     unscored_score,
 )
 from .language import UNDETERMINED, UNKNOWN, identifier
@@ -254,22 +253,12 @@ def _site_labeller(settings: CleanerSettings) -> str | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _unmodelled_labeller(settings: CleanerSettings) -> str | None:
-    """The labeller file for pages that no language model scores under ``settings``
-    (`labeller.unmodelled_labeller_path`), or ``None``."""
-    return unmodelled_labeller_path(settings.mode, labeller_path=settings.labeller_path)
-
-
-@functools.lru_cache(maxsize=64)
 def _reads_class_words(settings: CleanerSettings, with_sites: bool) -> bool:
     """Whether a labeller that may decide a page under ``settings`` reads `Block.class_words`
     (the walk looks for them only then: `parse_blocks`'s ``class_words``)."""
     if settings.mode == "perplexity":
         return False
     if load_labeller(settings.mode, settings.labeller_path).class_features:
-        return True
-    unmodelled = _unmodelled_labeller(settings)  # the page's language is not known yet
-    if unmodelled is not None and load_labeller(settings.mode, unmodelled).class_features:
         return True
     site_labeller = _site_labeller(settings) if with_sites else None
     return site_labeller is not None and load_labeller(settings.mode, site_labeller).class_features
@@ -447,13 +436,6 @@ class _Run:
             self.block_kinds = tuple(block_kinds(blocks))
         else:
             features_scores = scores
-            if (
-                texts
-                and len(unscored) == len(texts)
-                and self.labeller_path == settings.labeller_path
-            ):
-                # no model scores the page: the labeller trained for such pages, if any
-                self.labeller_path = _unmodelled_labeller(settings) or self.labeller_path
             if unscored:  # no model, no evidence either way: neutral perplexity features
                 log_ppl = load_labeller(settings.mode, self.labeller_path).unscored_log_ppl
                 log10_probs, n_tokens, n_oovs = map(list, scores)

@@ -48,7 +48,6 @@ from .labeller import (
     container_mask,
     feature_names,
     site_features,
-    unscored_score,
 )
 from .lm import LanguageModel, load_model, normalize_many
 from .page_structure import SCORE_CONTEXT_NAMES, score_context, structure_features
@@ -248,20 +247,6 @@ def add_class_features(pages: Sequence[TrainingPage]) -> None:
     features; before `add_site_features`, whose columns come last."""
     for page in pages:
         page.features = np.hstack((page.features, class_features(page.blocks)))
-
-
-def score_without_model(pages: Sequence[TrainingPage], log_ppl: float) -> None:
-    """Give every page the scores and features of a page in a language without a model: each
-    sentence the neutral score of `labeller.unscored_score` (``log_ppl`` per token, no OOV),
-    the `block_features` computed again from them. Before any other feature group."""
-    for page in pages:
-        neutral = [unscored_score(n, log_ppl) for n in page.n_tokens]
-        page.log10_probs = [score[0] for score in neutral]
-        page.n_oov = [0] * len(neutral)
-        page.features = block_features(
-            page.blocks, page.sentences, page.block_of, log10_probs=page.log10_probs,
-            n_tokens=page.n_tokens, n_oov=page.n_oov,
-        )  # fmt: skip
 
 
 def add_structure_features(pages: Sequence[TrainingPage]) -> None:
@@ -649,7 +634,6 @@ def train_labeller(
     structure_features: bool = False,
     stacked: bool = False,
     folds_by_site: bool = False,
-    without_model: bool = False,
     boilerplate_containers: Sequence[str] | None = None,
     unscored_log_ppl: float | None = None,
 ) -> dict[str, Any]:
@@ -681,9 +665,6 @@ def train_labeller(
         folds_by_site: keep each site's pages in one fold (`page_group`), so that the
             threshold is chosen on sites the trees have not seen, and choose it on the mean
             of each page set's F1 (`choose_threshold`'s ``per_source``).
-        without_model: learn the pages as pages in a language without a model would be
-            featured (`score_without_model`): the labeller for such pages, which the
-            pipeline uses beside the mode's own (`labeller.unmodelled_labeller_path`).
         boilerplate_containers: tags whose blocks the labeller calls boilerplate whatever
             its trees say (default: `BOILERPLATE_CONTAINERS_BY_MODE` of the mode).
         unscored_log_ppl: the log10 perplexity the labeller's features get for sentences no
@@ -710,8 +691,6 @@ def train_labeller(
             )
         else:
             pages += load_training_pages(directory, split=split, model=model, progress=report)
-    if without_model:
-        score_without_model(pages, unscored_log_ppl)
     if class_features:
         add_class_features(pages)
     if structure_features:
@@ -765,7 +744,6 @@ def train_labeller(
         "structure_features": structure_features,
         "stacked": stacked,
         "folds_by_site": folds_by_site,
-        "without_model": without_model,
         "sources": {
             source: sum(1 for p in pages if p.source == source)
             for source in dict.fromkeys(p.source for p in pages)
@@ -784,8 +762,6 @@ def train_labeller(
     )
     if stage2 is not None:
         spec["stage2"] = export_trees(stage2)
-    if without_model:
-        spec["without_model"] = True
     if containers:
         spec["boilerplate_containers"] = list(containers)
     if kind_booster is not None:
