@@ -218,9 +218,6 @@ def multiboilernet_rows(args: argparse.Namespace) -> None:
             )
             if args.mode and "mode" not in options:
                 settings = settings.with_options(mode=args.mode)
-                if options.get("multilingual_labeller") == "auto" and args.mode != "corpus":
-                    # auto applies in corpus mode only: "on" asks the other modes (every page)
-                    settings = settings.with_options(multilingual_labeller="on")
 
             def predict(s: CleanerSettings, pages: list[Page] = pages) -> list:
                 return [row_predictions(p, s) for p in pages]

@@ -534,8 +534,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if bad := [o for o in options if "=" not in o or o.partition("=")[0] not in fields]:
             parser.error(f"--variant {name!r}: {bad} are not FIELD=VALUE of CleanerSettings")
         args.variants[full] = options
-    args.out_of_fold = {}
-    for entry in args.out_of_fold:
+    entries, args.out_of_fold = args.out_of_fold, {}
+    for entry in entries:
         name, sep, path = entry.partition("=")
         full = name if name.startswith(f"{OURS}-") else f"{OURS}-{name}"
         if not sep or not (Path(path) / "folds.json").is_file():

@@ -85,6 +85,10 @@ _FOREIGN_BOUNDS = {
 }
 
 
+# Languages written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Burmese,
+# Tibetan): features that count words by spaces see one long word per sentence in them.
+UNSPACED_LANGUAGES = frozenset("zh ja th lo km my bo wuu yue".split())
+
 # The script of languages not written in Latin letters (every other language: "latin").
 _LANGUAGE_SCRIPTS = {
     **dict.fromkeys("ru uk be bg sr mk kk ky tg mn ba tt cv ce os".split(), "cyrillic"),

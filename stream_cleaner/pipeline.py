@@ -50,7 +50,7 @@ from .labeller import (
     site_labeller_path,
     unscored_score,
 )
-from .language import UNDETERMINED, UNKNOWN, identifier
+from .language import UNDETERMINED, UNKNOWN, UNSPACED_LANGUAGES, identifier
 from .lm import (
     LanguageModel,
     ScoreColumns,
@@ -484,13 +484,18 @@ class _Run:
 
     def _multilingual_applies(self) -> bool:
         """Whether the multilingual labeller has a say on this page's blocks (see
-        ``settings.multilingual_labeller``): ``auto`` in corpus mode when no model scores the
-        page's language."""
+        ``settings.multilingual_labeller``): ``auto`` when no model scores the page's
+        language, in corpus mode, and in auto mode for languages written without spaces
+        between words (`language.UNSPACED_LANGUAGES`), whose words the auto labeller's
+        features cannot count."""
         choice = self.settings.multilingual_labeller
         if choice != "auto":
             return choice == "on"
         code = self.language.code
-        return self.settings.mode == "corpus" and code != UNKNOWN and code not in self.models
+        if code == UNKNOWN or code in self.models:
+            return False
+        mode = self.settings.mode
+        return mode == "corpus" or (mode == "auto" and code in UNSPACED_LANGUAGES)
 
     def _multilingual_content(self, blocks: list[Block], content: list[bool]) -> list[bool]:
         """The blocks both the mode's labeller (``content``) and the multilingual labeller

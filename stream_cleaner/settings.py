@@ -26,11 +26,14 @@ MODE_DEFAULT = "auto"
 # off = none.
 SENTENCE_FILTERS = ("auto", "on", "off")
 # On which pages the language-independent multilingual labeller (`block_features`) must also
-# call a block content for it to be kept: auto = corpus-mode pages whose language has no
-# language model (the corpus labeller then sees no perplexity), on = every page of the
+# call a block content for it to be kept: auto = pages whose language has no language model,
+# in corpus mode (the corpus labeller then sees no perplexity) and in auto mode for languages
+# written without spaces between words (`language.UNSPACED_LANGUAGES`), on = every page of the
 # labeller's modes, off = none. Chosen by bench/multilingual_pipeline.py: on pages without a
 # model the pair beats either labeller alone in corpus mode, and loses to the article labeller
-# alone in article mode.
+# alone in article mode; in auto mode it loses on Latin-script pages (GoogleTrends val without
+# a model: 0.715 against 0.732) and wins on Chinese, Japanese and Thai (docs/models.md: chosen
+# after those test sets were read).
 MULTILINGUAL_LABELLERS = ("auto", "on", "off")
 
 # Chosen on CleanEval dev only: `python bench/threshold.py` prints the table behind it.
@@ -82,9 +85,10 @@ class CleanerSettings:
             bundled ``labeller-MODE-sites.json`` where there is one and ``labeller_path`` is
             not set.
         multilingual_labeller: in the labeller's modes, on which pages a block is kept only
-            when the multilingual labeller also calls it content: ``auto`` (corpus-mode pages
-            in a language without a language model), ``on`` (every page) or ``off`` (none);
-            see `MULTILINGUAL_LABELLERS`.
+            when the multilingual labeller also calls it content: ``auto`` (pages in a
+            language without a language model: in corpus mode all, in auto mode those of a
+            language written without spaces), ``on`` (every page) or ``off`` (none); see
+            `MULTILINGUAL_LABELLERS`.
         multilingual_labeller_path: a multilingual labeller file (bench/multilingual.py
             ``--save``) instead of the bundled one.
         content_guard: in the labeller's modes, keep a page's longest run of running text

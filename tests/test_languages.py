@@ -297,6 +297,19 @@ def test_the_multilingual_labeller_has_a_say_only_where_no_model_scores_the_page
     assert kept(english, multilingual_labeller="on").text == ""
 
 
+def test_in_auto_mode_the_multilingual_labeller_judges_unspaced_languages_only(tmp_path):
+    # auto mode's labeller counts words by spaces: on pages without a model in a language
+    # written without them the multilingual labeller must agree, on the others it has no say
+    veto = _drop_all_labeller(tmp_path)
+    settings = CleanerSettings(mode="auto", multilingual_labeller_path=veto, content_guard=False)
+    for code in ("zh", "ja", "th"):
+        doc = clean_document(raw(code), settings=settings)
+        assert doc.language.code == code and doc.text == "", code
+    for code in ("de", "ru", "ar"):
+        doc = clean_document(raw(code), settings=settings)
+        assert doc.language.code == code and PAGES[code][3][0] in doc.text, code
+
+
 def test_the_multilingual_labeller_setting_comes_from_cli_and_environment(monkeypatch):
     from stream_cleaner.cli import _settings, parse_args
 
