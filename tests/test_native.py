@@ -1,6 +1,7 @@
 """The compiled speed-ups give exactly what their pure Python references give."""
 
 import array
+import json
 import os
 import random
 import subprocess
@@ -787,6 +788,33 @@ def test_modules_built_for_other_versions_are_not_used():
     missing = {"no-such-package-here": "1"}
     assert version_mismatch(missing) == "no-such-package-here is not installed"
     assert version_mismatch({}) is None
+
+
+@pytest.mark.parametrize(
+    ("built_for", "problem"),
+    [(None, "they were never built"), ({"kenlm": "0.0.1"}, "built for kenlm 0.0.1, but")],
+)
+def test_unusable_native_modules_are_said_once_in_the_log(
+    built_for, problem, tmp_path, monkeypatch, caplog
+):
+    """Never built or built for other versions: one warning, not one per module or call."""
+    import stream_cleaner._native as native_package
+
+    path = tmp_path / "built_for.json"
+    if built_for is not None:
+        path.write_text(json.dumps(built_for))
+    monkeypatch.setattr(native_package, "BUILT_FOR", path)
+    native_package.native_usable.cache_clear()
+    native_module.cache_clear()
+    try:
+        with caplog.at_level("INFO", logger="stream_cleaner._native"):
+            assert [native_module(name) for name in MODULES * 2] == [None] * len(MODULES) * 2
+        (record,) = caplog.records
+        assert record.levelname == "WARNING"
+        assert problem in record.getMessage() and "half as fast" in record.getMessage()
+    finally:
+        native_package.native_usable.cache_clear()
+        native_module.cache_clear()
 
 
 def test_the_cleaner_gives_the_same_documents_with_native_code_off(native, tmp_path):

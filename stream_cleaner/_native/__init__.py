@@ -1,9 +1,11 @@
-"""Optional compiled speed-ups, built by ``scripts/build_native.py``; pure Python stands in.
+"""Optional compiled speed-ups, compiled into the wheel (``setup.py``) or in place in a source
+tree (``scripts/build_native.py``); pure Python stands in, at about half the speed.
 
 Two of them read the C structures of another extension (selectolax's lexbor tree, the kenlm
 model), so they are used only when built against the versions installed now
-(``built_for.json``); ``STREAM_CLEANER_NATIVE=0`` turns all of them off. Each has a pure Python
-reference that tests compare it with.
+(``built_for.json``); ``STREAM_CLEANER_NATIVE=0`` turns all of them off. When they cannot be
+used otherwise (never built, built for other versions), the log says so once, as a warning.
+Each has a pure Python reference that tests compare it with.
 """
 
 from __future__ import annotations
@@ -44,18 +46,35 @@ def version_mismatch(built_for: Mapping[str, str]) -> str | None:
     return None
 
 
+HOW_TO_BUILD = "install the stream-cleaner wheel, or in a source tree run scripts/build_native.py"
+
+
 @cache
-def native_module(name: str) -> ModuleType | None:
-    """The compiled module ``name`` (one of `MODULES`), or None to use the Python path."""
+def native_usable() -> bool:
+    """Whether the compiled modules may be loaded; the first call says why not, once."""
     if not native_enabled():
-        return None
+        log.info("native speed-ups turned off (STREAM_CLEANER_NATIVE): running in pure Python")
+        return False
     try:
         built_for = json.loads(BUILT_FOR.read_text())
     except (OSError, ValueError):
-        return None  # never built
-    problem = version_mismatch(built_for)
+        problem = "they were never built"
+    else:
+        problem = version_mismatch(built_for)
     if problem:
-        log.warning("native speed-ups not used: %s (run scripts/build_native.py)", problem)
+        log.warning(
+            "native speed-ups not used: %s; running in pure Python, about half as fast (%s)",
+            problem,
+            HOW_TO_BUILD,
+        )
+        return False
+    return True
+
+
+@cache
+def native_module(name: str) -> ModuleType | None:
+    """The compiled module ``name`` (one of `MODULES`), or None to use the Python path."""
+    if not native_usable():
         return None
     try:
         return importlib.import_module(f"{__name__}.{name}")
