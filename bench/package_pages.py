@@ -265,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"skipping {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
     print(f"{affinity}. Word alignment as in quality.py; the golds are tools' outputs.\n")
     for name, pages in sets.items():
-        results, outputs = quality.run_dataset(name, pages, systems, 3, args.passes)
+        results, outputs, _ = quality.run_dataset(name, pages, systems, 3, args.passes)
         if name == "trafilatura-realworld":
             speeds = {r.system: r.pages_per_second for r in results}
             print(f"### {name}, {len(pages)} pages (trafilatura's own checks)\n")

@@ -35,6 +35,7 @@ from .budget import check_deadline
 from .document import Block
 from .page_structure import (
     STRUCTURE_FEATURE_NAMES,
+    common_depths,
     score_context,
     structure_features,
 )
@@ -756,17 +757,19 @@ class BlockLabeller:
         main_in: np.ndarray | None = None,
         *,
         deadline: float | None = None,
+        depths: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The score of each block of a page, and the rows the last stage read: for a stacked
         labeller the second stage's over the first's and its `score_context` (``main_in``:
-        which blocks are in the page's main element, from `structure_features`). Past
+        which blocks are in the page's main element, from `structure_features`; ``depths``:
+        the blocks' `page_structure.common_depths`, when the caller has them). Past
         ``deadline`` (`budget`), `budget.TimeBudgetExceeded`."""
         scores = self.scores(features, deadline=deadline)
         if self.stage2 is None or not len(scores):
             return scores, features
         chars = np.expm1(features[:, _INDEX["log_chars"]])
         inside = main_in if main_in is not None else np.zeros(len(blocks), dtype=bool)
-        context = score_context(blocks, scores, chars, inside)
+        context = score_context(blocks, scores, chars, inside, depths=depths)
         stacked = np.concatenate([features.T, context.T]).T
         return self.stage2.raw_scores(stacked, deadline=deadline), stacked
 
@@ -823,13 +826,16 @@ def page_features(
     blocks: Sequence[Block],
     base: np.ndarray,
     site_evidence: PageEvidence | None = None,
+    *,
+    depths: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The rows ``labeller`` reads for a page, from its `block_features` ``base``; and which
-    blocks are in the page's main element when it reads `structure_features` (else ``None``)."""
+    blocks are in the page's main element when it reads `structure_features` (else ``None``).
+    ``depths``: the blocks' `page_structure.common_depths`, when the caller has them."""
     extra = [class_features(blocks)] if labeller.class_features else []
     main_in = None
     if labeller.structure_features:
-        structure, main_in = structure_features(blocks, base, _INDEX)
+        structure, main_in = structure_features(blocks, base, _INDEX, depths=depths)
         extra.append(structure)
     if labeller.site_features:
         extra.append(site_features(site_evidence, len(blocks)))
@@ -909,9 +915,13 @@ def label_blocks(
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
-    features, main_in = page_features(labeller, blocks, features, site_evidence)
+    # the elements the structure features and the score context both read: found once
+    depths = common_depths(blocks) if labeller.structure_features else None
+    features, main_in = page_features(labeller, blocks, features, site_evidence, depths=depths)
     check_deadline(deadline, "while labelling")
-    scores, features = labeller.page_scores(blocks, features, main_in, deadline=deadline)
+    scores, features = labeller.page_scores(
+        blocks, features, main_in, deadline=deadline, depths=depths
+    )
     keep = labeller.predict(
         features, [b.tag_path for b in blocks] if labeller.reads_tag_paths else None,
         scores=scores,

@@ -166,8 +166,13 @@ def _main_element(elements: _Elements, totals: Sequence[float]) -> int:
     return best
 
 
-def structure_features(blocks: Sequence[Block], features: np.ndarray, columns: dict[str, int]
-                       ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def structure_features(
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    columns: dict[str, int],
+    *,
+    depths: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """`STRUCTURE_FEATURE_NAMES` of every block, and whether each is in the main element.
 
     Args:
@@ -175,12 +180,13 @@ def structure_features(blocks: Sequence[Block], features: np.ndarray, columns: d
         features: the page's `labeller.block_features` rows (read: words, characters, link
             density, non-ASCII share).
         columns: the index of each of those features' names in ``features``.
+        depths: `common_depths` of the blocks, when the caller has it.
     """
     n = len(blocks)
     out = np.zeros((n, len(STRUCTURE_FEATURE_NAMES)))
     if n == 0:
         return out, np.zeros(0, dtype=bool)
-    depths, common = common_depths(blocks)
+    depths, common = depths if depths is not None else common_depths(blocks)
     chars = np.expm1(features[:, columns["log_chars"]])
     words = np.exp(features[:, columns["log_words"]]) - 1.0
     link = np.ascontiguousarray(features[:, columns["link_density"]])
@@ -262,17 +268,24 @@ def _structure_features(
     return out, inside
 
 
-def score_context(blocks: Sequence[Block], scores: np.ndarray, chars: np.ndarray,
-                  main_in: np.ndarray) -> np.ndarray:  # fmt: skip
+def score_context(
+    blocks: Sequence[Block],
+    scores: np.ndarray,
+    chars: np.ndarray,
+    main_in: np.ndarray,
+    *,
+    depths: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """`SCORE_CONTEXT_NAMES` of every block: its first-stage score beside the page's (the
     highest, the median and 90th percentile by characters, the share of characters scored
     above 0), the mean score of its elements (by characters) and of its neighbours, and of the
-    main element for a block inside it."""
+    main element for a block inside it. ``depths``: `common_depths` of the blocks, when the
+    caller has it."""
     n = len(blocks)
     out = np.zeros((n, len(SCORE_CONTEXT_NAMES)))
     if n == 0:
         return out
-    depths, common = common_depths(blocks)
+    depths, common = depths if depths is not None else common_depths(blocks)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     page = _page_scores(scores, chars, main_in)
     fast = native_module("page_structure")
