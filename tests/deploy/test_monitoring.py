@@ -146,6 +146,36 @@ def test_dashboard_shows_what_operators_need() -> None:
     assert names == {"datasource", "job"}
 
 
+def test_the_rebalance_panel_counts_the_workers_rebalances() -> None:
+    """Faust's ``total_rebalances`` gauge counts rebalances in progress: 0 after one, when
+    ``stream_cleaner_rebalances_total`` says 1."""
+    dashboard = json.loads(DASHBOARD.read_text())
+    (panel,) = [p for p in dashboard["panels"] if p["title"].startswith("Rebalances")]
+    exprs = [target["expr"] for target in panel["targets"]]
+    assert _names(exprs) == {"stream_cleaner_rebalances_total"}
+
+
+def _check_metrics(text: str) -> None:
+    """``promtool check metrics``: the exposition's names and units follow Prometheus'
+    conventions (base units, counters ending in _total...)."""
+    result = subprocess.run(
+        [need_promtool(), "check", "metrics"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_workers_exposition_passes_promtool_check_metrics() -> None:
+    need_module("faust")
+    from stream_cleaner.streaming.app import WorkerSettings, create_app, runtime_of
+
+    app = create_app(WorkerSettings(group_id=f"lint-{uuid.uuid4().hex[:8]}"))
+    _check_metrics(runtime_of(app).metrics.exposition().decode())
+
+
 def test_rules_file_is_what_the_chart_renders() -> None:
     yaml = need_module("yaml")
     rule = only(
@@ -381,6 +411,11 @@ def test_chart_job_and_worker_on_a_real_broker(broker: str, tmp_path: Path) -> N
             text = _get(f"{base}/metrics")[1].decode()
         assert missing == set()
         assert _metric(text, "process_resident_memory_bytes") > 0
+        # after documents were published: no Faust producer sensor reading 0 (the worker
+        # publishes without Faust), and names and units as Prometheus wants them
+        assert "stream_cleaner_faust_total_sent_messages" not in text
+        assert "stream_cleaner_faust_topic_messages_sent" not in text
+        _check_metrics(text)
 
         # a real Prometheus scrapes the worker and evaluates the alert rules
         _check_with_prometheus(tmp_path, values["worker"]["webPort"], len(pages) - 1)
