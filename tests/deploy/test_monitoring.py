@@ -146,6 +146,89 @@ def test_dashboard_shows_what_operators_need() -> None:
     assert names == {"datasource", "job"}
 
 
+def test_every_metric_of_the_worker_has_a_panel() -> None:
+    """Each family of the worker's own metrics is read by some panel (Faust's sensors and the
+    process collector's beyond memory and CPU are extras)."""
+    need_module("faust")
+    from stream_cleaner.streaming.app import WorkerSettings, create_app, runtime_of
+
+    app = create_app(WorkerSettings(group_id=f"panels-{uuid.uuid4().hex[:8]}"))
+    used = _names(_dashboard_exprs())
+    families = [
+        family
+        for family in runtime_of(app).metrics.registry.collect()
+        if family.name.startswith("stream_cleaner_")
+        and not family.name.startswith("stream_cleaner_faust_")
+    ]
+    assert len(families) >= 20
+    missing = [
+        family.name
+        for family in families
+        if not used & _sample_names(_OneFamily(family))
+    ]  # fmt: skip
+    assert missing == []
+
+
+class _OneFamily:
+    """A registry-like holder of one collected family, for `_sample_names`."""
+
+    def __init__(self, family: Any) -> None:
+        self.family = family
+
+    def collect(self) -> list[Any]:
+        return [self.family]
+
+
+@pytest.mark.parametrize(
+    ("title", "metric", "label"),
+    [
+        ("Documents by page type", "stream_cleaner_documents_by_page_type_total", "page_type"),
+        ("Content-loss guard", "stream_cleaner_documents_guarded_total", "guard"),
+        ("Offset resets by reason", "stream_cleaner_offset_resets_total", "reason"),
+    ],
+)
+def test_the_panels_of_the_newer_metrics_split_them_by_their_label(
+    title: str, metric: str, label: str
+) -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    (panel,) = [p for p in dashboard["panels"] if p["title"] == title]
+    (target,) = [t for t in panel["targets"] if metric in t["expr"]]
+    assert f"by ({label})" in target["expr"]
+    assert target["legendFormat"] == "{{" + label + "}}"
+    assert panel["description"]
+
+
+def test_dashboard_queries_parse(tmp_path: Path) -> None:
+    """promtool parses every query of the dashboard (as recording rules, Grafana's variables
+    given values)."""
+    promtool = need_promtool()
+    yaml = need_module("yaml")
+    exprs = [
+        expr.replace("$__rate_interval", "5m").replace("$job", ".+")
+        for expr in _dashboard_exprs()
+        if not expr.startswith("label_values(")
+    ]
+    rules = [{"record": f"dashboard:query{n}", "expr": expr} for n, expr in enumerate(exprs)]
+    path = tmp_path / "dashboard-queries.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    result = subprocess.run(
+        [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_panels_do_not_overlap() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    taken: dict[tuple[int, int], str] = {}
+    for panel in dashboard["panels"]:
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24, panel["title"]
+        for x in range(grid["x"], grid["x"] + grid["w"]):
+            for y in range(grid["y"], grid["y"] + grid["h"]):
+                assert (x, y) not in taken, (panel["title"], taken.get((x, y)))
+                taken[x, y] = panel["title"]
+
+
 def test_the_rebalance_panel_counts_the_workers_rebalances() -> None:
     """Faust's ``total_rebalances`` gauge counts rebalances in progress: 0 after one, when
     ``stream_cleaner_rebalances_total`` says 1."""

@@ -548,6 +548,15 @@ def test_offset_resets_are_counted_by_reason_from_zero():
     assert 'stream_cleaner_offset_resets_total{reason="past_log_end"} 1.0' in text
 
 
+def test_warmup_releases_are_exported_by_reason_from_zero():
+    """The dashboard's panel reads them before the first page is let go."""
+    from stream_cleaner.streaming.warmup import RELEASE_REASONS
+
+    text = WorkerMetrics().exposition().decode()
+    for reason in RELEASE_REASONS:
+        assert f'stream_cleaner_site_warmup_released_pages_total{{reason="{reason}"}} 0.0' in text
+
+
 def test_the_offset_reset_policy_is_a_setting(monkeypatch):
     assert WorkerSettings().offset_reset == "earliest"
     monkeypatch.setenv("STREAM_CLEANER_WORKER_OFFSET_RESET", "latest")
