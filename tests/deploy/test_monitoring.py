@@ -41,6 +41,15 @@ from .conftest import (
 DASHBOARD = REPO / "deploy" / "grafana" / "stream-cleaner.json"
 RULES = REPO / "deploy" / "prometheus" / "alerts.yaml"
 RULE_TESTS = REPO / "deploy" / "prometheus" / "alerts.test.yaml"
+RUNBOOK = REPO / "docs" / "runbook.md"
+ALERTS = {
+    "StreamCleanerLagGrowing",
+    "StreamCleanerStalled",
+    "StreamCleanerDeadLetterRateHigh",
+    "StreamCleanerOffsetReset",
+    "StreamCleanerWorkerDown",
+    "StreamCleanerAbsent",
+}
 # series that Prometheus itself makes for every target
 PROMETHEUS_SERIES = {"up"}
 # a metric name: the word before a selector, a range or the end of a sub-expression
@@ -260,21 +269,86 @@ def test_the_workers_exposition_passes_promtool_check_metrics() -> None:
 
 
 def test_rules_file_is_what_the_chart_renders() -> None:
+    """deploy/prometheus/alerts.yaml is the chart's rules with selector "" (the workers found
+    by their metrics' names), as scripts/render_from_chart.py writes it."""
     yaml = need_module("yaml")
     rule = only(
-        objects({"kafka": {"bootstrapServers": "k:9092"}, "prometheusRule": {"enabled": True}}),
+        objects(
+            {
+                "kafka": {"bootstrapServers": "k:9092"},
+                "prometheusRule": {"enabled": True, "selector": ""},
+            }
+        ),
         "PrometheusRule",
     )
     assert yaml.safe_load(RULES.read_text()) == rule["spec"]
+    assert RULES.read_text() == _render_from_chart().alerts_text()
     alerts = {r["alert"] for r in rule["spec"]["groups"][0]["rules"]}
-    assert alerts == {
-        "StreamCleanerLagGrowing",
-        "StreamCleanerStalled",
-        "StreamCleanerDeadLetterRateHigh",
-        "StreamCleanerOffsetReset",
-        "StreamCleanerWorkerDown",
-        "StreamCleanerAbsent",
-    }
+    assert alerts == ALERTS
+
+
+def _render_from_chart() -> Any:
+    """scripts/render_from_chart.py as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "render_from_chart", REPO / "scripts" / "render_from_chart.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_rules_file_names_no_scrape_job() -> None:
+    """A plain Prometheus may scrape the workers under any job name."""
+    matcher = re.compile(r"\bjob\s*(?:=~|!=|!~|=)")
+    assert [expr for expr in _rule_exprs() if matcher.search(expr)] == []
+    assert matcher.findall('up{job="x"} and on (job) {job!~"y"}') == ["job=", "job!~"]
+
+
+def test_the_charts_rules_select_the_release_or_what_the_values_say() -> None:
+    values = {"kafka": {"bootstrapServers": "k:9092"}, "prometheusRule": {"enabled": True}}
+    rule = only(objects(values, release="crawl"), "PrometheusRule")
+    exprs = {r["alert"]: r["expr"] for r in rule["spec"]["groups"][0]["rules"]}
+    assert (
+        'stream_cleaner_consumer_lag{job="crawl-stream-cleaner"}' in exprs["StreamCleanerStalled"]
+    )
+    assert exprs["StreamCleanerWorkerDown"] == 'up{job="crawl-stream-cleaner"} == 0'
+    assert exprs["StreamCleanerAbsent"] == 'absent(up{job="crawl-stream-cleaner"})'
+    values["prometheusRule"]["selector"] = 'namespace="crawl", job=~"cleaners-.*"'
+    rule = only(objects(values), "PrometheusRule")
+    exprs = {r["alert"]: r["expr"] for r in rule["spec"]["groups"][0]["rules"]}
+    assert exprs["StreamCleanerAbsent"] == 'absent(up{namespace="crawl", job=~"cleaners-.*"})'
+    assert (
+        'stream_cleaner_documents_dead_lettered_total{namespace="crawl", job=~"cleaners-.*", '
+        'reason!="not_a_page"}' in exprs["StreamCleanerDeadLetterRateHigh"]
+    )
+
+
+def test_every_alert_links_its_runbook_section() -> None:
+    """Each rule's runbook_url is its section of docs/runbook.md, which says what the alert
+    means and what to do; the chart's prometheusRule.runbookUrl says where the file is read."""
+    yaml = need_module("yaml")
+    rules = yaml.safe_load(RULES.read_text())["groups"][0]["rules"]
+    runbook = RUNBOOK.read_text()
+    sections = dict(
+        (match.group(1), match.group(2))
+        for match in re.finditer(r"^## (\w+)\n(.*?)(?=^## |\Z)", runbook, re.M | re.S)
+    )
+    assert set(sections) == ALERTS
+    for rule in rules:
+        anchor = rule["alert"].lower()  # the anchor Markdown renderers give the heading
+        assert rule["annotations"]["runbook_url"] == f"docs/runbook.md#{anchor}"
+        section = sections[rule["alert"]]
+        assert "**What it means.**" in section and "**What to do.**" in section, rule["alert"]
+        assert rule["labels"]["severity"].capitalize() in section  # *Warning.*, *Critical.*
+    values = load_values(CHART / "ci" / "prometheusrule-values.yaml")
+    url = values["prometheusRule"]["runbookUrl"]
+    assert url.startswith("https://")
+    rule = only(objects(values), "PrometheusRule")
+    for chart_rule in rule["spec"]["groups"][0]["rules"]:
+        assert chart_rule["annotations"]["runbook_url"] == f"{url}#{chart_rule['alert'].lower()}"
 
 
 def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> None:
@@ -304,8 +378,8 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> 
 
 
 def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> None:
-    """Prometheus 2.42 on 127.0.0.1, scraping the worker every second as job "stream-cleaner"
-    (the job the rules select) with deploy/prometheus/alerts.yaml loaded: the target is up, a
+    """Prometheus 2.42 on 127.0.0.1, scraping the worker every second as job "crawl-cleaners"
+    (the rules name no job) with deploy/prometheus/alerts.yaml loaded: the target is up, a
     query over the scraped series gives the worker's count, and every rule evaluates."""
     binary = need_prometheus()
     port = _free_port()
@@ -314,7 +388,7 @@ def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> No
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         f"rule_files: [{REPO / 'deploy' / 'prometheus' / 'alerts.yaml'}]\n"
         "scrape_configs:\n"
-        "- job_name: stream-cleaner\n"
+        "- job_name: crawl-cleaners\n"
         f"  static_configs: [{{targets: ['127.0.0.1:{worker_port}']}}]\n"
     )
     log = tmp_path / "prometheus.log"
@@ -331,7 +405,7 @@ def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> No
         while time.monotonic() < deadline:
             assert server.poll() is None, _tail(log)
             try:
-                query = "sum(stream_cleaner_documents_cleaned_total{job='stream-cleaner'})"
+                query = "sum(stream_cleaner_documents_cleaned_total{job='crawl-cleaners'})"
                 status, body = _get(f"{api}/query?query=" + urllib.request.quote(query))
                 result = json.loads(body)["data"]["result"] if status == 200 else []
                 cleaned_seen = float(result[0]["value"][1]) if result else None
@@ -349,7 +423,7 @@ def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> No
         assert all(rule["health"] == "ok" for rule in rules), [
             (rule["name"], rule.get("lastError")) for rule in rules
         ]
-        status, body = _get(f"{api}/query?query=up%7Bjob%3D%22stream-cleaner%22%7D")
+        status, body = _get(f"{api}/query?query=up%7Bjob%3D%22crawl-cleaners%22%7D")
         assert json.loads(body)["data"]["result"][0]["value"][1] == "1"
     finally:
         server.terminate()
