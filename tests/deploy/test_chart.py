@@ -204,6 +204,7 @@ def test_every_setting_reaches_the_worker() -> None:
         cleaner=CleanerSettings(
             mode="article",
             sentence_filter="on",
+            content_guard=False,
             labeller_path="/srv/models/labeller-article.json",
             site_labeller_path="/srv/models/labeller-article-sites.json",
             multilingual_labeller="on",
