@@ -316,7 +316,8 @@ def test_the_charts_rules_select_the_release_or_what_the_values_say() -> None:
     )
     assert exprs["StreamCleanerWorkerDown"] == 'up{job="crawl-stream-cleaner"} == 0'
     assert exprs["StreamCleanerAbsent"] == 'absent(up{job="crawl-stream-cleaner"})'
-    values["prometheusRule"]["selector"] = 'namespace="crawl", job=~"cleaners-.*"'
+    values = load_values(CHART / "ci" / "prometheusrule-selector-values.yaml")
+    assert values["prometheusRule"]["selector"] == 'namespace="crawl", job=~"cleaners-.*"'
     rule = only(objects(values), "PrometheusRule")
     exprs = {r["alert"]: r["expr"] for r in rule["spec"]["groups"][0]["rules"]}
     assert exprs["StreamCleanerAbsent"] == 'absent(up{namespace="crawl", job=~"cleaners-.*"})'
@@ -361,7 +362,10 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> 
     assert all('job="crawl-cleaner-stream-cleaner"' in expr for expr in exprs)
     chart_rules = tmp_path / "chart-rules.yaml"
     chart_rules.write_text(yaml.safe_dump(rule["spec"]))
-    for path in (RULES, chart_rules):
+    values = load_values(CHART / "ci" / "prometheusrule-selector-values.yaml")
+    selected_rules = tmp_path / "selected-rules.yaml"
+    selected_rules.write_text(yaml.safe_dump(only(objects(values), "PrometheusRule")["spec"]))
+    for path in (RULES, chart_rules, selected_rules):
         result = subprocess.run(
             [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
         )
