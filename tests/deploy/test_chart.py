@@ -190,6 +190,62 @@ def test_every_value_is_changed_by_a_ci_values_file() -> None:
     assert NOT_IN_CI & changed == set()  # covered since: take it off the list
 
 
+def _render_from_chart() -> Any:
+    """scripts/render_from_chart.py as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "render_from_chart", REPO / "scripts" / "render_from_chart.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_documents_every_value() -> None:
+    """helm/stream-cleaner/README.md's table has a row for every value of values.yaml, or for
+    a map that holds it, with its comment, and is what scripts/render_from_chart.py writes."""
+    render = _render_from_chart()
+    text = (CHART / "values.yaml").read_text()
+    rows = render.values_rows(text)
+    whole = [path for path, _, _, is_whole in rows if is_whole]
+    undocumented = [
+        path
+        for path, _ in _leaves(load_values(CHART / "values.yaml"))
+        if not any(path == row or path.startswith(row + ".") for row in whole)
+    ]
+    assert undocumented == []
+    assert all(comment for _, _, comment, _ in rows)
+    readme = (CHART / "README.md").read_text()
+    assert readme == render.chart_readme_text()
+    for path, _, _, _ in rows:
+        assert f"| `{path}` |" in readme
+    assert "| `keda.cooldownPeriod` | `300` |" in readme
+    cooldown = render.value_comments(text)["keda.cooldownPeriod"]
+    assert "from 1 to 0" in cooldown and "does not slow any other scale-down" in cooldown
+
+
+def test_value_comments_follow_helm_docs() -> None:
+    render = _render_from_chart()
+    text = (
+        "# a plain comment\n"
+        "a:\n"
+        "  # -- the b of a,\n"
+        "  # on two lines\n"
+        "  b: 1\n"
+        "  c:\n"
+        "    - x\n"
+        "\n"
+        "# -- d | e\n"
+        "d: {}\n"
+    )
+    assert render.value_comments(text) == {"a.b": "the b of a, on two lines", "d": "d | e"}
+    table = render.values_table(text)
+    assert "| `a.b` | `1` | the b of a, on two lines |" in table
+    assert "| `d` | `{}` | d \\| e |" in table
+
+
 def test_the_validator_catches_a_misspelt_field() -> None:
     kubernetes_validate = need_module("kubernetes_validate")
     deployment = only(objects(BOOTSTRAP), "Deployment")
