@@ -16,7 +16,6 @@ import math
 import os
 import sys
 import tempfile
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
@@ -110,7 +109,6 @@ COMMIT_INTERVAL_SECONDS_DEFAULT: Final = 1.0
 FETCH_MAX_WAIT_SECONDS_DEFAULT: Final = 0.1
 # How often the consumer lag is measured: one ListOffsets request to the broker each time.
 LAG_INTERVAL_SECONDS_DEFAULT: Final = 5.0
-FAUST_METRICS_PREFIX: Final = "stream_cleaner_faust"
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,88 +531,11 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
 
 
 def _add_faust_sensors(app: faust.App, runtime: WorkerRuntime) -> None:
-    """Faust's own Prometheus sensors, in the worker's registry under ``stream_cleaner_faust_``.
+    """Faust's own Prometheus sensors, in the worker's registry under ``stream_cleaner_faust_``
+    (`sensors`: what Faust sees and the worker does not, latencies in seconds)."""
+    from .sensors import faust_monitor
 
-    They add what the worker cannot see itself: events and sends per topic, commit and
-    rebalance latencies, and per input partition the end offset and the committed offset
-    (``..._topic_partition_end_offset`` minus ``..._topic_partition_offset_commited`` is the
-    consumer lag). Faust names and units are its own (latencies in milliseconds).
-    """
     app.monitor = faust_monitor(runtime.metrics.registry)
-
-
-def faust_monitor(registry: Any) -> Any:
-    """Faust's Prometheus sensor (`PrometheusMonitor`), its metrics in ``registry`` under
-    ``stream_cleaner_faust_``, with cheaper per-message hooks (same series, same values)."""
-    from faust.sensors.monitor import Monitor as BaseMonitor
-    from faust.sensors.prometheus import FaustMetrics, PrometheusMonitor
-
-    class Monitor(PrometheusMonitor):
-        """Faust's, with the labelled series of its per-message hooks looked up once.
-
-        Faust formats each stream's label and calls ``labels()`` (a lock and a dictionary
-        lookup behind keyword handling) four times for every message, about 6 % of the event
-        loop's time. The series are the same; `_clear_partition_related_metrics` (at each
-        rebalance) forgets them with Faust's own.
-        """
-
-        def __init__(self, **kwargs: Any) -> None:
-            super().__init__(**kwargs)
-            self._labels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-            self._stream_events: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-            self._received: dict[Any, tuple[Any, Any]] = {}
-            self._end_offsets: dict[Any, Any] = {}
-
-        def _stream_label(self, stream: Any) -> str:
-            label = self._labels.get(stream)
-            if label is None:
-                label = self._labels[stream] = super()._stream_label(stream)
-            return label
-
-        def on_message_in(self, tp: Any, offset: int, message: Any) -> None:
-            BaseMonitor.on_message_in(self, tp, offset, message)
-            metrics = self._metrics
-            metrics.messages_received.inc()
-            metrics.active_messages.inc()
-            children = self._received.get(tp)
-            if children is None:
-                children = self._received[tp] = (
-                    metrics.messages_received_per_topics.labels(topic=tp.topic),
-                    metrics.messages_received_per_topics_partition.labels(
-                        topic=tp.topic, partition=tp.partition
-                    ),
-                )
-            children[0].inc()
-            children[1].set(offset)
-
-        def on_stream_event_in(self, tp: Any, offset: int, stream: Any, event: Any) -> Any:
-            state = BaseMonitor.on_stream_event_in(self, tp, offset, stream, event)
-            metrics = self._metrics
-            metrics.total_events.inc()
-            metrics.total_active_events.inc()
-            child = self._stream_events.get(stream)
-            if child is None:
-                child = self._stream_events[stream] = metrics.total_events_per_stream.labels(
-                    stream=f"stream.{self._stream_label(stream)}.events"
-                )
-            child.inc()
-            return state
-
-        def track_tp_end_offset(self, tp: Any, offset: int) -> None:
-            BaseMonitor.track_tp_end_offset(self, tp, offset)
-            child = self._end_offsets.get(tp)
-            if child is None:
-                child = self._end_offsets[tp] = self._metrics.topic_partition_end_offset.labels(
-                    topic=tp.topic, partition=tp.partition
-                )
-            child.set(offset)
-
-        def _clear_partition_related_metrics(self) -> None:
-            super()._clear_partition_related_metrics()
-            self._received.clear()
-            self._end_offsets.clear()
-
-    return Monitor(metrics=FaustMetrics.create(registry, FAUST_METRICS_PREFIX))
 
 
 async def measure_consumer_lag(

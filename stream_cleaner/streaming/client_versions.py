@@ -3,9 +3,10 @@ it from starting with others.
 
 The worker patches private internals of both: `offsets` (Faust's consumer and aiokafka's
 fetch wait), `header_names` (aiokafka's fetcher and batch reader), `produce_requests`
-(aiokafka's sender and connection) and `agents.BatchSend` (aiokafka's batch builders and
-accumulator). Any release may change what they replace or read, and a patch that no longer
-holds can lose pages silently instead of failing. So the worker runs only with releases in
+(aiokafka's sender and connection), `agents.BatchSend` (aiokafka's batch builders and
+accumulator) and `sensors` (Faust's Prometheus monitor and its metrics). Any release may
+change what they replace or read, and a patch that no longer holds can lose pages silently
+instead of failing. So the worker runs only with releases in
 `SUPPORTED`, the one place that knows the range: ``pyproject.toml``'s bounds say the same (a
 test compares them), CI runs the broker tests at both ends (the highest in ``.venv``, the lowest
 in the venv of ``scripts/install-lowest-clients.sh``: ``tests/streaming/test_client_versions.py``),

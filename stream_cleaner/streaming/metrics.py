@@ -323,11 +323,14 @@ class WorkerMetrics:
         # labelled series show up at 0 before their first event, so rates work from the start
         from ..decide import DropReason
         from .records import DeadLetterReason
+        from .warmup import RELEASE_REASONS
 
         for reason in DeadLetterReason.ALL:
             self.documents_dead_lettered.labels(reason)
         for reason in OFFSET_RESET_REASONS:
             self.offset_resets.labels(reason)
+        for reason in RELEASE_REASONS:
+            self.site_warmup_released.labels(reason)
         self._dropped_children = {
             reason: self.sentences_dropped.labels(reason) for reason in DropReason.ALL
         }

@@ -33,8 +33,9 @@ from ..settings import CleanerSettings
 from ..sites import SiteTemplates, site_of
 from .records import InputMessage
 
-# why held pages were let go (the label of ``stream_cleaner_site_warmup_released_total``)
+# why held pages were let go (the label of ``stream_cleaner_site_warmup_released_pages_total``)
 WARM, TIMEOUT, OVERFLOW, SHUTDOWN = "warm", "timeout", "overflow", "shutdown"
+RELEASE_REASONS = (WARM, TIMEOUT, OVERFLOW, SHUTDOWN)
 
 
 @dataclass(slots=True)
@@ -72,7 +73,7 @@ class WarmupHold:
         self.clock = clock
         self._held: OrderedDict[int, Held] = OrderedDict()  # by arrival
         self._next = 0
-        self.released: dict[str, int] = {WARM: 0, TIMEOUT: 0, OVERFLOW: 0, SHUTDOWN: 0}
+        self.released: dict[str, int] = dict.fromkeys(RELEASE_REASONS, 0)
 
     def __len__(self) -> int:
         return len(self._held)

@@ -116,7 +116,8 @@ def container_env(
     objs: list[dict[str, Any]], kind: str = "Deployment", secrets: dict | None = None
 ) -> dict[str, str]:
     """The environment the container of ``kind`` starts with: its ConfigMap (envFrom), then
-    its env; secretKeyRef values come from ``secrets`` ({(secret, key): value})."""
+    its env; secretKeyRef values come from ``secrets`` ({(secret, key): value}); values only
+    the pod knows (fieldRef, resourceFieldRef) are left out."""
     spec = container(objs, kind)
     configmaps = {
         obj["metadata"]["name"]: obj["data"] for obj in objs if obj["kind"] == "ConfigMap"
@@ -127,7 +128,7 @@ def container_env(
     for entry in spec.get("env", []):
         if "value" in entry:
             env[entry["name"]] = entry["value"]
-        else:
+        elif "secretKeyRef" in entry["valueFrom"]:
             ref = entry["valueFrom"]["secretKeyRef"]
             env[entry["name"]] = (secrets or {})[(ref["name"], ref["key"])]
     return env

@@ -131,6 +131,121 @@ def test_every_toggle_has_its_ci_values_file() -> None:
     assert all(flipped.values()), flipped
 
 
+# Values no ci file changes yet (the pod's pass-through plumbing, mostly): a value added to
+# values.yaml must be changed by some ci/*-values.yaml file, which renders, lints and
+# validates it, and be checked by a test.
+NOT_IN_CI = {
+    "nameOverride", "fullnameOverride", "image.digest", "image.pullPolicy",
+    "kafka.passwordKey", "kafka.caKey",
+    "topicsJob.retentionMs", "topicsJob.deadLetterRetentionMs", "topicsJob.timeoutSeconds",
+    "topicsJob.backoffLimit", "topicsJob.activeDeadlineSeconds",
+    "topicsJob.resources.requests.cpu", "topicsJob.resources.requests.memory",
+    "topicsJob.resources.limits.memory",
+    "resources.requests.cpu", "resources.requests.memory", "resources.limits.memory",
+    "tmpSizeLimit",
+    "podSecurityContext.runAsNonRoot", "podSecurityContext.runAsUser",
+    "podSecurityContext.runAsGroup", "podSecurityContext.fsGroup",
+    "podSecurityContext.seccompProfile.type",
+    "securityContext.runAsNonRoot", "securityContext.runAsUser", "securityContext.runAsGroup",
+    "securityContext.allowPrivilegeEscalation", "securityContext.readOnlyRootFilesystem",
+    "securityContext.privileged", "securityContext.capabilities.drop",
+    "securityContext.seccompProfile.type",
+    "startupProbe.httpGet.path", "startupProbe.httpGet.port", "startupProbe.periodSeconds",
+    "startupProbe.failureThreshold",
+    "livenessProbe.httpGet.path", "livenessProbe.httpGet.port", "livenessProbe.periodSeconds",
+    "livenessProbe.timeoutSeconds", "livenessProbe.failureThreshold",
+    "readinessProbe.httpGet.path", "readinessProbe.httpGet.port",
+    "readinessProbe.periodSeconds", "readinessProbe.timeoutSeconds",
+    "readinessProbe.failureThreshold",
+    "terminationGracePeriodSeconds",
+    "serviceAccount.annotations", "serviceAccount.automountServiceAccountToken",
+    "service.type", "service.annotations",
+    "podDisruptionBudget.maxUnavailable",
+    "podAnnotations", "podLabels", "priorityClassName", "nodeSelector", "tolerations",
+    "affinity", "topologySpreadConstraints",
+    "autoscaling.targetCPUUtilizationPercentage",
+    "serviceMonitor.scrapeTimeout",
+}  # fmt: skip
+
+
+def _leaves(values: Any, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    """Every value of a values tree by its dotted path; an empty map or a list is a value."""
+    if isinstance(values, dict) and values:
+        return [leaf for key, value in values.items() for leaf in _leaves(value, (*path, key))]
+    return [(".".join(path), values)]
+
+
+def test_every_value_is_changed_by_a_ci_values_file() -> None:
+    defaults = dict(_leaves(load_values(CHART / "values.yaml")))
+    changed = set()
+    for values_file in CI_VALUES:
+        for path, value in _leaves(load_values(values_file)):
+            if path in defaults:
+                if value != defaults[path]:
+                    changed.add(path)
+            else:  # inside a default that is an empty map (model.volume: {configMap: ...})
+                changed.update(p for p in defaults if path.startswith(p + "."))
+    assert set(defaults) - changed - NOT_IN_CI == set()
+    assert NOT_IN_CI - set(defaults) == set()  # no stale names
+    assert NOT_IN_CI & changed == set()  # covered since: take it off the list
+
+
+def _render_from_chart() -> Any:
+    """scripts/render_from_chart.py as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "render_from_chart", REPO / "scripts" / "render_from_chart.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_documents_every_value() -> None:
+    """helm/stream-cleaner/README.md's table has a row for every value of values.yaml, or for
+    a map that holds it, with its comment, and is what scripts/render_from_chart.py writes."""
+    render = _render_from_chart()
+    text = (CHART / "values.yaml").read_text()
+    rows = render.values_rows(text)
+    whole = [path for path, _, _, is_whole in rows if is_whole]
+    undocumented = [
+        path
+        for path, _ in _leaves(load_values(CHART / "values.yaml"))
+        if not any(path == row or path.startswith(row + ".") for row in whole)
+    ]
+    assert undocumented == []
+    assert all(comment for _, _, comment, _ in rows)
+    readme = (CHART / "README.md").read_text()
+    assert readme == render.chart_readme_text()
+    for path, _, _, _ in rows:
+        assert f"| `{path}` |" in readme
+    assert "| `keda.cooldownPeriod` | `300` |" in readme
+    cooldown = render.value_comments(text)["keda.cooldownPeriod"]
+    assert "from 1 to 0" in cooldown and "does not slow any other scale-down" in cooldown
+
+
+def test_value_comments_follow_helm_docs() -> None:
+    render = _render_from_chart()
+    text = (
+        "# a plain comment\n"
+        "a:\n"
+        "  # -- the b of a,\n"
+        "  # on two lines\n"
+        "  b: 1\n"
+        "  c:\n"
+        "    - x\n"
+        "\n"
+        "# -- d | e\n"
+        "d: {}\n"
+    )
+    assert render.value_comments(text) == {"a.b": "the b of a, on two lines", "d": "d | e"}
+    table = render.values_table(text)
+    assert "| `a.b` | `1` | the b of a, on two lines |" in table
+    assert "| `d` | `{}` | d \\| e |" in table
+
+
 def test_the_validator_catches_a_misspelt_field() -> None:
     kubernetes_validate = need_module("kubernetes_validate")
     deployment = only(objects(BOOTSTRAP), "Deployment")
@@ -204,6 +319,7 @@ def test_every_setting_reaches_the_worker() -> None:
         cleaner=CleanerSettings(
             mode="article",
             sentence_filter="on",
+            content_guard=False,
             labeller_path="/srv/models/labeller-article.json",
             site_labeller_path="/srv/models/labeller-article-sites.json",
             multilingual_labeller="on",
@@ -352,6 +468,68 @@ def test_sasl_tls_and_keda_authentication() -> None:
     assert any(m["name"] == "kafka-ca" for m in container(objs, "Job")["volumeMounts"])
 
 
+def test_extra_env_comes_after_the_charts_own() -> None:
+    values = load_values(CHART / "ci" / "extra-env-values.yaml")
+    objs = objects(values)
+    env = container(objs)["env"]
+    assert env == values["extraEnv"]  # no secret env without SASL: the extra ones alone
+    settings = WorkerSettings.from_env(
+        container_env(objs, secrets={("egress-proxy", "url"): "http://proxy:3128"})
+        | {"NODE_NAME": "node-1"}
+    )
+    assert settings.lag_interval_seconds == 15
+    # with SASL the chart's secret variables come first, the extra ones after them
+    sasl = load_values(CHART / "ci" / "sasl-tls-values.yaml") | {"extraEnv": values["extraEnv"]}
+    names = [entry["name"] for entry in container(objects(sasl))["env"]]
+    assert names == [
+        "STREAM_CLEANER_KAFKA_SASL_USERNAME", "STREAM_CLEANER_KAFKA_SASL_PASSWORD",
+        "STREAM_CLEANER_WORKER_LAG_INTERVAL_SECONDS", "HTTPS_PROXY", "NODE_NAME",
+    ]  # fmt: skip
+    # the topics Job keeps the chart's settings only
+    job_env = container(objects(sasl | {"topicsJob": {"enabled": True}}), "Job")["env"]
+    assert not {entry["name"] for entry in job_env} & {"HTTPS_PROXY", "NODE_NAME"}
+
+
+def test_extra_args_reach_the_workers_command_line() -> None:
+    from stream_cleaner.cli import parse_args
+
+    args = container(objects(load_values(CHART / "ci" / "extra-args-values.yaml")))["args"]
+    assert args == [
+        "worker", "--loglevel", "info", "--no-create-topics", "--lag-interval", "10", "--verbose"
+    ]  # fmt: skip
+    parsed = parse_args(args)  # the image's entrypoint is stream-cleaner
+    assert (parsed.lag_interval_seconds, parsed.verbose, parsed.no_create_topics) == (
+        10.0,
+        True,
+        True,
+    )
+
+
+def test_extra_volumes_and_mounts() -> None:
+    values = load_values(CHART / "ci" / "extra-volumes-values.yaml")
+    objs = objects(values)
+    pod = only(objs, "Deployment")["spec"]["template"]["spec"]
+    worker = container(objs)
+    assert values["extraVolumes"][0] in pod["volumes"]
+    assert values["extraVolumeMounts"][0] in worker["volumeMounts"]
+    # beside the chart's own
+    assert {"name": "tmp", "mountPath": "/tmp"} in worker["volumeMounts"]
+    assert [v["name"] for v in pod["volumes"]] == ["tmp", "labellers"]
+    mount = values["extraVolumeMounts"][0]["mountPath"]
+    assert container_env(objs)["STREAM_CLEANER_LABELLER_PATH"].startswith(mount + "/")
+
+
+def test_image_pull_secrets_for_the_workers_and_the_topics_job() -> None:
+    objs = objects(load_values(CHART / "ci" / "image-pull-secrets-values.yaml"))
+    for kind in ("Deployment", "Job"):
+        pod = only(objs, kind)["spec"]["template"]["spec"]
+        assert pod["imagePullSecrets"] == [{"name": "registry-credentials"}], kind
+        assert container(objs, kind)["image"] == "registry.example.org/crawl/stream-cleaner:0.1.0"
+    assert (
+        "imagePullSecrets" not in only(objects(BOOTSTRAP), "Deployment")["spec"]["template"]["spec"]
+    )
+
+
 def test_keda_scales_on_the_input_topic_lag() -> None:
     objs = objects(load_values(CHART / "ci" / "keda-values.yaml"))
     assert "HorizontalPodAutoscaler" not in kinds(objs)
@@ -373,6 +551,29 @@ def test_keda_scales_on_the_input_topic_lag() -> None:
         "allowIdleConsumers": "false",
     }
     assert "authenticationRef" not in trigger  # PLAINTEXT
+    # how fast the HPA KEDA makes removes workers (each one a rebalance): keda.behavior
+    assert scaled["advanced"] == {
+        "horizontalPodAutoscalerConfig": {
+            "behavior": {
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 600,
+                    "policies": [{"type": "Pods", "value": 1, "periodSeconds": 300}],
+                }
+            }
+        }
+    }
+    assert "advanced" not in only(objects(_with(keda={"enabled": True})), "ScaledObject")["spec"]
+
+
+def test_keda_scales_to_zero_after_its_cooldown() -> None:
+    """cooldownPeriod only governs KEDA's step from one worker to none (minReplicas 0)."""
+    scaled = only(
+        objects(load_values(CHART / "ci" / "keda-scale-to-zero-values.yaml")), "ScaledObject"
+    )
+    spec = scaled["spec"]
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (0, 6)
+    assert (spec["cooldownPeriod"], spec["pollingInterval"]) == (600, 30)
+    assert spec["triggers"][0]["metadata"]["activationLagThreshold"] == "10"
 
 
 def test_hpa() -> None:
@@ -413,6 +614,18 @@ def test_hpa() -> None:
             _with(kafka={"caSecret": "ca"}),
             "kafka.caSecret is set but kafka.securityProtocol is PLAINTEXT",
         ),
+        (
+            _with(extraVolumes=[{"name": "tmp", "emptyDir": {}}]),
+            "extraVolumes: the name tmp is the chart's own volume",
+        ),
+        (
+            _with(serviceMonitor={"enabled": True, "labels": {"release": "prometheus"}}),
+            "serviceMonitor.labels is now serviceMonitor.additionalLabels",
+        ),
+        (
+            _with(prometheusRule={"labels": {"release": "prometheus"}}),
+            "prometheusRule.labels is now prometheusRule.additionalLabels",
+        ),
     ],
     ids=[
         "keda-and-hpa",
@@ -421,6 +634,9 @@ def test_hpa() -> None:
         "hpa-above-partitions",
         "sasl-without-secret",
         "ca-without-tls",
+        "extra-volume-named-as-the-charts",
+        "servicemonitor-labels-renamed",
+        "prometheusrule-labels-renamed",
     ],
 )
 def test_values_that_cannot_work_fail_clearly(values: dict, message: str) -> None:
@@ -439,6 +655,9 @@ def test_values_that_cannot_work_fail_clearly(values: dict, message: str) -> Non
         _with(worker={"webPort": 70000}),
         _with(web={"maxConnections": 0}),
         _with(webDemo={"maxBusyShare": 0}),
+        _with(imagePullSecrets=["registry-credentials"]),  # {name: ...} objects
+        _with(extraVolumeMounts=[{"name": "labellers"}]),  # no mountPath
+        _with(keda={"behavior": {"scaleDwn": {}}}),
     ],
     ids=[
         "misspelt-key",
@@ -448,6 +667,9 @@ def test_values_that_cannot_work_fail_clearly(values: dict, message: str) -> Non
         "bad-port",
         "no-connections",
         "no-busy-share",
+        "pull-secret-not-an-object",
+        "mount-without-path",
+        "misspelt-behavior",
     ],
 )
 def test_schema_rejects_values_the_worker_would_refuse(values: dict) -> None:
@@ -509,7 +731,7 @@ def test_topic_job_is_a_hook_with_the_workers_settings() -> None:
 def test_prometheus_rule_and_service_monitor() -> None:
     objs = objects(load_values(CHART / "ci" / "prometheusrule-values.yaml"))
     rule = only(objs, "PrometheusRule")
-    assert rule["metadata"]["labels"]["release"] == "prometheus"
+    assert rule["metadata"]["labels"]["release"] == "prometheus"  # additionalLabels
     exprs = {r["alert"]: r["expr"] for r in rule["spec"]["groups"][0]["rules"]}
     assert "> 50000" in exprs["StreamCleanerLagGrowing"]
     assert "> 900" in exprs["StreamCleanerStalled"]
@@ -517,6 +739,7 @@ def test_prometheus_rule_and_service_monitor() -> None:
     monitor = only(
         objects(load_values(CHART / "ci" / "servicemonitor-values.yaml")), "ServiceMonitor"
     )
-    assert monitor["metadata"]["labels"]["release"] == "prometheus"
+    assert monitor["metadata"]["labels"]["release"] == "prometheus"  # additionalLabels
+    assert monitor["metadata"]["labels"]["app.kubernetes.io/instance"] == "stream-cleaner"
     assert monitor["spec"]["endpoints"][0]["interval"] == "15s"
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["crawl"]}

@@ -41,6 +41,15 @@ from .conftest import (
 DASHBOARD = REPO / "deploy" / "grafana" / "stream-cleaner.json"
 RULES = REPO / "deploy" / "prometheus" / "alerts.yaml"
 RULE_TESTS = REPO / "deploy" / "prometheus" / "alerts.test.yaml"
+RUNBOOK = REPO / "docs" / "runbook.md"
+ALERTS = {
+    "StreamCleanerLagGrowing",
+    "StreamCleanerStalled",
+    "StreamCleanerDeadLetterRateHigh",
+    "StreamCleanerOffsetReset",
+    "StreamCleanerWorkerDown",
+    "StreamCleanerAbsent",
+}
 # series that Prometheus itself makes for every target
 PROMETHEUS_SERIES = {"up"}
 # a metric name: the word before a selector, a range or the end of a sub-expression
@@ -146,22 +155,201 @@ def test_dashboard_shows_what_operators_need() -> None:
     assert names == {"datasource", "job"}
 
 
+def test_every_metric_of_the_worker_has_a_panel() -> None:
+    """Each family of the worker's own metrics is read by some panel (Faust's sensors and the
+    process collector's beyond memory and CPU are extras)."""
+    need_module("faust")
+    from stream_cleaner.streaming.app import WorkerSettings, create_app, runtime_of
+
+    app = create_app(WorkerSettings(group_id=f"panels-{uuid.uuid4().hex[:8]}"))
+    used = _names(_dashboard_exprs())
+    families = [
+        family
+        for family in runtime_of(app).metrics.registry.collect()
+        if family.name.startswith("stream_cleaner_")
+        and not family.name.startswith("stream_cleaner_faust_")
+    ]
+    assert len(families) >= 20
+    missing = [
+        family.name
+        for family in families
+        if not used & _sample_names(_OneFamily(family))
+    ]  # fmt: skip
+    assert missing == []
+
+
+class _OneFamily:
+    """A registry-like holder of one collected family, for `_sample_names`."""
+
+    def __init__(self, family: Any) -> None:
+        self.family = family
+
+    def collect(self) -> list[Any]:
+        return [self.family]
+
+
+@pytest.mark.parametrize(
+    ("title", "metric", "label"),
+    [
+        ("Documents by page type", "stream_cleaner_documents_by_page_type_total", "page_type"),
+        ("Content-loss guard", "stream_cleaner_documents_guarded_total", "guard"),
+        ("Offset resets by reason", "stream_cleaner_offset_resets_total", "reason"),
+    ],
+)
+def test_the_panels_of_the_newer_metrics_split_them_by_their_label(
+    title: str, metric: str, label: str
+) -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    (panel,) = [p for p in dashboard["panels"] if p["title"] == title]
+    (target,) = [t for t in panel["targets"] if metric in t["expr"]]
+    assert f"by ({label})" in target["expr"]
+    assert target["legendFormat"] == "{{" + label + "}}"
+    assert panel["description"]
+
+
+def test_dashboard_queries_parse(tmp_path: Path) -> None:
+    """promtool parses every query of the dashboard (as recording rules, Grafana's variables
+    given values)."""
+    promtool = need_promtool()
+    yaml = need_module("yaml")
+    exprs = [
+        expr.replace("$__rate_interval", "5m").replace("$job", ".+")
+        for expr in _dashboard_exprs()
+        if not expr.startswith("label_values(")
+    ]
+    rules = [{"record": f"dashboard:query{n}", "expr": expr} for n, expr in enumerate(exprs)]
+    path = tmp_path / "dashboard-queries.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    result = subprocess.run(
+        [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_panels_do_not_overlap() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    taken: dict[tuple[int, int], str] = {}
+    for panel in dashboard["panels"]:
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24, panel["title"]
+        for x in range(grid["x"], grid["x"] + grid["w"]):
+            for y in range(grid["y"], grid["y"] + grid["h"]):
+                assert (x, y) not in taken, (panel["title"], taken.get((x, y)))
+                taken[x, y] = panel["title"]
+
+
+def test_the_rebalance_panel_counts_the_workers_rebalances() -> None:
+    """Faust's ``total_rebalances`` gauge counts rebalances in progress: 0 after one, when
+    ``stream_cleaner_rebalances_total`` says 1."""
+    dashboard = json.loads(DASHBOARD.read_text())
+    (panel,) = [p for p in dashboard["panels"] if p["title"].startswith("Rebalances")]
+    exprs = [target["expr"] for target in panel["targets"]]
+    assert _names(exprs) == {"stream_cleaner_rebalances_total"}
+
+
+def _check_metrics(text: str) -> None:
+    """``promtool check metrics``: the exposition's names and units follow Prometheus'
+    conventions (base units, counters ending in _total...)."""
+    result = subprocess.run(
+        [need_promtool(), "check", "metrics"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_workers_exposition_passes_promtool_check_metrics() -> None:
+    need_module("faust")
+    from stream_cleaner.streaming.app import WorkerSettings, create_app, runtime_of
+
+    app = create_app(WorkerSettings(group_id=f"lint-{uuid.uuid4().hex[:8]}"))
+    _check_metrics(runtime_of(app).metrics.exposition().decode())
+
+
 def test_rules_file_is_what_the_chart_renders() -> None:
+    """deploy/prometheus/alerts.yaml is the chart's rules with selector "" (the workers found
+    by their metrics' names), as scripts/render_from_chart.py writes it."""
     yaml = need_module("yaml")
     rule = only(
-        objects({"kafka": {"bootstrapServers": "k:9092"}, "prometheusRule": {"enabled": True}}),
+        objects(
+            {
+                "kafka": {"bootstrapServers": "k:9092"},
+                "prometheusRule": {"enabled": True, "selector": ""},
+            }
+        ),
         "PrometheusRule",
     )
     assert yaml.safe_load(RULES.read_text()) == rule["spec"]
+    assert RULES.read_text() == _render_from_chart().alerts_text()
     alerts = {r["alert"] for r in rule["spec"]["groups"][0]["rules"]}
-    assert alerts == {
-        "StreamCleanerLagGrowing",
-        "StreamCleanerStalled",
-        "StreamCleanerDeadLetterRateHigh",
-        "StreamCleanerOffsetReset",
-        "StreamCleanerWorkerDown",
-        "StreamCleanerAbsent",
-    }
+    assert alerts == ALERTS
+
+
+def _render_from_chart() -> Any:
+    """scripts/render_from_chart.py as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "render_from_chart", REPO / "scripts" / "render_from_chart.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_rules_file_names_no_scrape_job() -> None:
+    """A plain Prometheus may scrape the workers under any job name."""
+    matcher = re.compile(r"\bjob\s*(?:=~|!=|!~|=)")
+    assert [expr for expr in _rule_exprs() if matcher.search(expr)] == []
+    assert matcher.findall('up{job="x"} and on (job) {job!~"y"}') == ["job=", "job!~"]
+
+
+def test_the_charts_rules_select_the_release_or_what_the_values_say() -> None:
+    values = {"kafka": {"bootstrapServers": "k:9092"}, "prometheusRule": {"enabled": True}}
+    rule = only(objects(values, release="crawl"), "PrometheusRule")
+    exprs = {r["alert"]: r["expr"] for r in rule["spec"]["groups"][0]["rules"]}
+    assert (
+        'stream_cleaner_consumer_lag{job="crawl-stream-cleaner"}' in exprs["StreamCleanerStalled"]
+    )
+    assert exprs["StreamCleanerWorkerDown"] == 'up{job="crawl-stream-cleaner"} == 0'
+    assert exprs["StreamCleanerAbsent"] == 'absent(up{job="crawl-stream-cleaner"})'
+    values = load_values(CHART / "ci" / "prometheusrule-selector-values.yaml")
+    assert values["prometheusRule"]["selector"] == 'namespace="crawl", job=~"cleaners-.*"'
+    rule = only(objects(values), "PrometheusRule")
+    exprs = {r["alert"]: r["expr"] for r in rule["spec"]["groups"][0]["rules"]}
+    assert exprs["StreamCleanerAbsent"] == 'absent(up{namespace="crawl", job=~"cleaners-.*"})'
+    assert (
+        'stream_cleaner_documents_dead_lettered_total{namespace="crawl", job=~"cleaners-.*", '
+        'reason!="not_a_page"}' in exprs["StreamCleanerDeadLetterRateHigh"]
+    )
+
+
+def test_every_alert_links_its_runbook_section() -> None:
+    """Each rule's runbook_url is its section of docs/runbook.md, which says what the alert
+    means and what to do; the chart's prometheusRule.runbookUrl says where the file is read."""
+    yaml = need_module("yaml")
+    rules = yaml.safe_load(RULES.read_text())["groups"][0]["rules"]
+    runbook = RUNBOOK.read_text()
+    sections = dict(
+        (match.group(1), match.group(2))
+        for match in re.finditer(r"^## (\w+)\n(.*?)(?=^## |\Z)", runbook, re.M | re.S)
+    )
+    assert set(sections) == ALERTS
+    for rule in rules:
+        anchor = rule["alert"].lower()  # the anchor Markdown renderers give the heading
+        assert rule["annotations"]["runbook_url"] == f"docs/runbook.md#{anchor}"
+        section = sections[rule["alert"]]
+        assert "**What it means.**" in section and "**What to do.**" in section, rule["alert"]
+        assert rule["labels"]["severity"].capitalize() in section  # *Warning.*, *Critical.*
+    values = load_values(CHART / "ci" / "prometheusrule-values.yaml")
+    url = values["prometheusRule"]["runbookUrl"]
+    assert url.startswith("https://")
+    rule = only(objects(values), "PrometheusRule")
+    for chart_rule in rule["spec"]["groups"][0]["rules"]:
+        assert chart_rule["annotations"]["runbook_url"] == f"{url}#{chart_rule['alert'].lower()}"
 
 
 def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> None:
@@ -174,7 +362,10 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> 
     assert all('job="crawl-cleaner-stream-cleaner"' in expr for expr in exprs)
     chart_rules = tmp_path / "chart-rules.yaml"
     chart_rules.write_text(yaml.safe_dump(rule["spec"]))
-    for path in (RULES, chart_rules):
+    values = load_values(CHART / "ci" / "prometheusrule-selector-values.yaml")
+    selected_rules = tmp_path / "selected-rules.yaml"
+    selected_rules.write_text(yaml.safe_dump(only(objects(values), "PrometheusRule")["spec"]))
+    for path in (RULES, chart_rules, selected_rules):
         result = subprocess.run(
             [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
         )
@@ -191,8 +382,8 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests(tmp_path: Path) -> 
 
 
 def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> None:
-    """Prometheus 2.42 on 127.0.0.1, scraping the worker every second as job "stream-cleaner"
-    (the job the rules select) with deploy/prometheus/alerts.yaml loaded: the target is up, a
+    """Prometheus 2.42 on 127.0.0.1, scraping the worker every second as job "crawl-cleaners"
+    (the rules name no job) with deploy/prometheus/alerts.yaml loaded: the target is up, a
     query over the scraped series gives the worker's count, and every rule evaluates."""
     binary = need_prometheus()
     port = _free_port()
@@ -201,7 +392,7 @@ def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> No
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         f"rule_files: [{REPO / 'deploy' / 'prometheus' / 'alerts.yaml'}]\n"
         "scrape_configs:\n"
-        "- job_name: stream-cleaner\n"
+        "- job_name: crawl-cleaners\n"
         f"  static_configs: [{{targets: ['127.0.0.1:{worker_port}']}}]\n"
     )
     log = tmp_path / "prometheus.log"
@@ -218,7 +409,7 @@ def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> No
         while time.monotonic() < deadline:
             assert server.poll() is None, _tail(log)
             try:
-                query = "sum(stream_cleaner_documents_cleaned_total{job='stream-cleaner'})"
+                query = "sum(stream_cleaner_documents_cleaned_total{job='crawl-cleaners'})"
                 status, body = _get(f"{api}/query?query=" + urllib.request.quote(query))
                 result = json.loads(body)["data"]["result"] if status == 200 else []
                 cleaned_seen = float(result[0]["value"][1]) if result else None
@@ -236,7 +427,7 @@ def _check_with_prometheus(tmp_path: Path, worker_port: int, cleaned: int) -> No
         assert all(rule["health"] == "ok" for rule in rules), [
             (rule["name"], rule.get("lastError")) for rule in rules
         ]
-        status, body = _get(f"{api}/query?query=up%7Bjob%3D%22stream-cleaner%22%7D")
+        status, body = _get(f"{api}/query?query=up%7Bjob%3D%22crawl-cleaners%22%7D")
         assert json.loads(body)["data"]["result"][0]["value"][1] == "1"
     finally:
         server.terminate()
@@ -381,6 +572,11 @@ def test_chart_job_and_worker_on_a_real_broker(broker: str, tmp_path: Path) -> N
             text = _get(f"{base}/metrics")[1].decode()
         assert missing == set()
         assert _metric(text, "process_resident_memory_bytes") > 0
+        # after documents were published: no Faust producer sensor reading 0 (the worker
+        # publishes without Faust), and names and units as Prometheus wants them
+        assert "stream_cleaner_faust_total_sent_messages" not in text
+        assert "stream_cleaner_faust_topic_messages_sent" not in text
+        _check_metrics(text)
 
         # a real Prometheus scrapes the worker and evaluates the alert rules
         _check_with_prometheus(tmp_path, values["worker"]["webPort"], len(pages) - 1)

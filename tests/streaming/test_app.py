@@ -9,7 +9,7 @@ import sys
 
 import orjson
 import pytest
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 
 from stream_cleaner.cli import parse_args
 from stream_cleaner.streaming.app import (
@@ -17,12 +17,12 @@ from stream_cleaner.streaming.app import (
     broker_credentials,
     broker_urls,
     create_app,
-    faust_monitor,
     measure_consumer_lag,
     runtime_of,
 )
 from stream_cleaner.streaming.metrics import BulkHistogram, WorkerMetrics
 from stream_cleaner.streaming.records import InputMessage, clean_message, forward_outcome
+from stream_cleaner.streaming.sensors import faust_monitor
 from stream_cleaner.streaming.topics import KafkaSettings
 from stream_cleaner.streaming.views import readiness
 
@@ -258,42 +258,138 @@ class _Stream:
         self.task_owner = self
 
 
-def test_faust_monitor_exposes_what_faust_prometheus_monitor_does():
+class _Clock:
+    """A monitor's clock that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _feed_monitors(monitors, clock: _Clock) -> None:
+    """Messages and events of three partitions, two sends, a commit, an assignment and a
+    rebalance, each hook called on every monitor at the same (fake) time."""
     from types import SimpleNamespace
 
-    from faust.sensors.prometheus import FaustMetrics, PrometheusMonitor
     from faust.types import TP
-    from prometheus_client import generate_latest
 
-    ours, theirs = CollectorRegistry(), CollectorRegistry()
-    monitors = (
-        faust_monitor(ours),
-        PrometheusMonitor(metrics=FaustMetrics.create(theirs, "stream_cleaner_faust")),
-    )
     streams = (_Stream("Stream: crawl.raw-html.v1"), _Stream("Stream: site"))
     tps = [TP("crawl.raw-html.v1", 0), TP("crawl.raw-html.v1", 3), TP("site", 1)]
+
+    def each(hook: str, *args, **kwargs) -> list:
+        return [getattr(monitor, hook)(*args, **kwargs) for monitor in monitors]
 
     def feed(offsets: range) -> None:
         for offset in offsets:
             for i, tp in enumerate(tps):
-                for monitor in monitors:
-                    monitor.track_tp_end_offset(tp, offset + 10)
-                    monitor.on_message_in(tp, offset, SimpleNamespace())
-                    monitor.on_stream_event_in(tp, offset, streams[i % 2], None)
-
-    def exposition(registry: CollectorRegistry) -> list[str]:
-        text = generate_latest(registry).decode()
-        return [line for line in text.splitlines() if "_created" not in line]
+                each("track_tp_end_offset", tp, offset + 10)
+                each("on_message_in", tp, offset, SimpleNamespace())
+                states = each("on_stream_event_in", tp, offset, streams[i % 2], None)
+                clock.now += 0.25
+                for monitor, state in zip(monitors, states, strict=True):
+                    monitor.on_stream_event_out(tp, offset, streams[i % 2], None, state)
 
     feed(range(5))
-    assert exposition(ours) == exposition(theirs)
-    assert 'partition="3",topic="crawl.raw-html.v1"} 14.0' in "\n".join(exposition(ours))
-    for monitor in monitors:  # a rebalance drops the partitions' series, then new ones come
-        monitor.on_rebalance_start(SimpleNamespace(rebalancing_count=1))
+    for _ in range(2):  # what Faust's producer reports: only its own sends (a table's)
+        states = each("on_send_initiated", None, "changelog", None, 10, 100)
+        clock.now += 0.002
+        for monitor, state in zip(monitors, states, strict=True):
+            monitor.on_send_completed(None, state, None)
+    states = each("on_commit_initiated", None)
+    clock.now += 0.05
+    for monitor, state in zip(monitors, states, strict=True):
+        monitor.on_commit_completed(None, state)
+    states = each("on_assignment_start", None)
+    clock.now += 0.1
+    for monitor, state in zip(monitors, states, strict=True):
+        monitor.on_assignment_completed(None, state)
+    # a rebalance drops the partitions' series, then new ones come
+    states = each("on_rebalance_start", SimpleNamespace(rebalancing_count=1))
+    clock.now += 2.0
+    for monitor, state in zip(monitors, states, strict=True):
+        monitor.on_rebalance_return(None, state)
+    clock.now += 1.0
+    for monitor, state in zip(monitors, states, strict=True):
+        monitor.on_rebalance_end(None, state)
     tps[1] = TP("crawl.raw-html.v1", 2)
     feed(range(5, 8))
-    assert exposition(ours) == exposition(theirs)
-    assert 'partition="3"' not in "\n".join(exposition(ours))
+
+
+def test_faust_sensors_are_fausts_without_producer_sensors_and_in_seconds():
+    """The worker publishes without Faust's producer, so Faust's send sensors read 0 after
+    documents were published; its rebalance gauges count rebalances in progress (0 after
+    one), and its latencies are in milliseconds (``events_runtime_ms``), the rebalance ones
+    measured from their own end (about 0). Every other series is Faust's."""
+    from faust.sensors.prometheus import FaustMetrics, PrometheusMonitor
+
+    clock = _Clock()
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    monitors = (
+        faust_monitor(ours, time=clock),
+        PrometheusMonitor(metrics=FaustMetrics.create(theirs, "stream_cleaner_faust"), time=clock),
+    )
+    _feed_monitors(monitors, clock)
+    exported = _samples(ours, "stream_cleaner_faust_")
+    reference = _samples(theirs, "stream_cleaner_faust_")
+    names = {name for _, name in exported}
+    assert not any("sent" in name or "send" in name for name in names), names
+    assert not any(name.startswith("stream_cleaner_faust_total_rebalances") for name in names)
+    assert not any("_ms" in name for name in names), names
+    histograms = {
+        family.name for family in ours.collect() if family.type == "histogram"
+    }  # fmt: skip
+    assert histograms == {
+        f"stream_cleaner_faust_{name}"
+        for name in (
+            "assign_latency_seconds", "consumer_commit_latency_seconds",
+            "rebalance_done_consumer_latency_seconds", "rebalance_done_latency_seconds",
+            "http_latency_seconds",
+        )
+    }  # fmt: skip
+    # the rest is Faust's, series for series
+    kept = {key: value for key, value in reference.items() if key in exported}
+    faust_only = {
+        name for _, name in set(reference) - set(kept)
+    }  # fmt: skip
+    assert all(
+        "sent" in name
+        or "send" in name
+        or "total_rebalances" in name
+        or "latency" in name
+        or "runtime_ms" in name
+        for name in faust_only
+    ), faust_only
+    assert kept and all(exported[key] == value for key, value in kept.items())
+    assert 'partition="3"' not in generate_latest(ours).decode()
+
+    def histogram(name: str) -> tuple[float, float]:
+        return exported[(), name + "_count"], exported[(), name + "_sum"]
+
+    assert exported[(), "stream_cleaner_faust_total_events_total"] == 3 * 8
+    count, total = histogram("stream_cleaner_faust_consumer_commit_latency_seconds")
+    assert count == 1 and total == pytest.approx(0.05)
+    count, total = histogram("stream_cleaner_faust_assign_latency_seconds")
+    assert count == 1 and total == pytest.approx(0.1)
+    # the rebalance took 2 s to answer the broker, 3 s in all; Faust's read about 0
+    count, total = histogram("stream_cleaner_faust_rebalance_done_consumer_latency_seconds")
+    assert count == 1 and total == pytest.approx(2.0)
+    count, total = histogram("stream_cleaner_faust_rebalance_done_latency_seconds")
+    assert count == 1 and total == pytest.approx(3.0)
+    assert reference[(), "stream_cleaner_faust_rebalance_done_latency_sum"] == 0.0
+    assert reference[(), "stream_cleaner_faust_total_rebalances"] == 0.0
+
+
+def test_the_worker_registers_fausts_sensors_without_the_misleading_ones():
+    pytest.importorskip("faust")
+    app = create_app(WorkerSettings(kafka=KafkaSettings(bootstrap_servers="k1:9092")))
+    text = runtime_of(app).metrics.exposition().decode()
+    assert "stream_cleaner_faust_topic_partition_end_offset" in text
+    assert "stream_cleaner_faust_rebalance_done_latency_seconds_bucket" in text
+    for name in ("total_sent_messages", "topic_messages_sent", "producer_send_latency",
+                 "total_rebalances", "events_runtime_ms"):  # fmt: skip
+        assert f"stream_cleaner_faust_{name}" not in text
 
 
 def test_bulk_histogram_skips_missing_values():
@@ -450,6 +546,15 @@ def test_offset_resets_are_counted_by_reason_from_zero():
     metrics.count_offset_reset("past_log_end")
     text = metrics.exposition().decode()
     assert 'stream_cleaner_offset_resets_total{reason="past_log_end"} 1.0' in text
+
+
+def test_warmup_releases_are_exported_by_reason_from_zero():
+    """The dashboard's panel reads them before the first page is let go."""
+    from stream_cleaner.streaming.warmup import RELEASE_REASONS
+
+    text = WorkerMetrics().exposition().decode()
+    for reason in RELEASE_REASONS:
+        assert f'stream_cleaner_site_warmup_released_pages_total{{reason="{reason}"}} 0.0' in text
 
 
 def test_the_offset_reset_policy_is_a_setting(monkeypatch):

@@ -367,6 +367,14 @@ def test_worker_publishes_one_outcome_per_input(broker: str, tmp_path: Path, rea
         ]
         assert end_offsets
         assert all(f'topic="{names["input"]}"' in line for line in end_offsets)
+        assert _metric(text, "stream_cleaner_faust_total_events_total") == len(ids)
+        # latencies in seconds, from Faust's own measures (sensors.py), at both ends of its
+        # releases: joining the group took a rebalance (Faust's own histogram read ~0 ms)
+        assert _metric(text, "stream_cleaner_faust_rebalance_done_latency_seconds_count") >= 1
+        assert _metric(text, "stream_cleaner_faust_rebalance_done_latency_seconds_sum") > 0.1
+        # what the worker does without Faust is left out: publishing, timing its events
+        assert "stream_cleaner_faust_total_sent_messages" not in text
+        assert "stream_cleaner_faust_events_runtime" not in text
 
         status, body = _get(f"{base}/healthz")
         assert status == 200

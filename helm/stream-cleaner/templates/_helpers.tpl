@@ -105,6 +105,16 @@ which every install renders.
 {{- if and .Values.kafka.caSecret (not (include "stream-cleaner.isTls" .)) }}
 {{- fail (printf "kafka.caSecret is set but kafka.securityProtocol is %s: use SSL or SASL_SSL." .Values.kafka.securityProtocol) }}
 {{- end }}
+{{- range .Values.extraVolumes }}
+{{- if has .name (list "tmp" "kafka-ca" "model") }}
+{{- fail (printf "extraVolumes: the name %s is the chart's own volume (tmp, kafka-ca, model): choose another." .name) }}
+{{- end }}
+{{- end }}
+{{- range $monitor := list "serviceMonitor" "prometheusRule" }}
+{{- if index $.Values $monitor "labels" }}
+{{- fail (printf "%s.labels is now %s.additionalLabels (the name community charts use): rename it." $monitor $monitor) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*
