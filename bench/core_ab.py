@@ -32,8 +32,8 @@ from stream_cleaner.evaluate import read_cleaneval, read_pages
 root, mode, sets = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 pages = []
 for name in sets:
-    if name == "dragnet":
-        pages += read_pages(f"{root}/dragnet", layout="generic")
+    if name in ("dragnet", "modern2026"):
+        pages += read_pages(f"{root}/{name}", layout="generic")
     else:
         pages += read_cleaneval(f"{root}/cleaneval/{name.removeprefix('cleaneval-')}")
 raws = [RawDocument(body=p.raw) for p in pages]
@@ -59,8 +59,12 @@ for line in sys.stdin:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tree", action="append", required=True, help="a checkout (twice+)")
-    parser.add_argument("--mode", action="append", help="corpus, article... (default: both)")
-    parser.add_argument("--sets", default="dragnet", help="dragnet,cleaneval-dev,cleaneval-test")
+    parser.add_argument(
+        "--mode", action="append", help="auto, corpus, article... (default: all three)"
+    )
+    parser.add_argument(
+        "--sets", default="dragnet", help="dragnet,modern2026,cleaneval-dev,cleaneval-test"
+    )
     parser.add_argument("--data", default=str(Path(__file__).resolve().parent.parent / ".cache"
                                               / "data"))  # fmt: skip
     parser.add_argument("--core", type=int, default=0, help="the core every process runs on")
@@ -72,7 +76,7 @@ def main() -> None:
         parser.error("give two trees or more")
     os.sched_setaffinity(0, {args.core})  # the children inherit it
     trees = [Path(tree).resolve() for tree in args.tree]
-    for mode in args.mode or ["article", "corpus"]:
+    for mode in args.mode or ["auto", "article", "corpus"]:
         children = []
         for tree in trees:
             env = {**os.environ, "PYTHONPATH": str(tree)}
