@@ -743,3 +743,17 @@ def test_prometheus_rule_and_service_monitor() -> None:
     assert monitor["metadata"]["labels"]["app.kubernetes.io/instance"] == "stream-cleaner"
     assert monitor["spec"]["endpoints"][0]["interval"] == "15s"
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["crawl"]}
+
+
+def test_the_readmes_values_render() -> None:
+    """The README's my-values.yaml renders: the image, SASL, KEDA on the lag, the monitors."""
+    yaml = need_module("yaml")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```yaml\n# my-values.yaml\n(.*?)```", readme, re.S)
+    objs = objects(yaml.safe_load(block))
+    assert container(objs)["image"] == "registry.example.org/stream-cleaner:0.1.0"
+    assert {"ScaledObject", "ServiceMonitor", "PrometheusRule", "Job"} <= set(kinds(objs))
+    secrets = {("kafka-credentials", "username"): "u", ("kafka-credentials", "password"): "p"}
+    env = container_env(objs, secrets=secrets)
+    assert env["STREAM_CLEANER_KAFKA_BOOTSTRAP_SERVERS"] == "kafka-0.kafka:9093,kafka-1.kafka:9093"
+    assert env["STREAM_CLEANER_KAFKA_SECURITY_PROTOCOL"] == "SASL_SSL"
