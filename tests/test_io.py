@@ -403,6 +403,26 @@ def test_a_directory_walk_passes_over_text_files_that_are_no_page(tmp_path: Path
     assert len(named) == 1  # a file named on its own is read
 
 
+def test_a_walk_reads_a_file_without_a_suffix_only_when_it_starts_as_a_page(tmp_path: Path) -> None:
+    # wget saves example.org/about as "about"; a folder's LICENSE or Makefile is no page
+    files = {
+        "about": b"\xef\xbb\xbf\n  <!DOCTYPE html><p>About us.</p>",
+        "team": b"Our team: <div>x</div>",  # markup after a line of text
+        "LICENSE": b"Apache License\nVersion 2.0, January 2004\n",
+        "Makefile": b"all:\n\tcc -o x x.c\n",
+        "run": b"#!/bin/sh\necho 1 < /dev/null\n",
+    }
+    for name, body in files.items():
+        (tmp_path / name).write_bytes(body)
+
+    sources, stats = read_all([tmp_path])
+    named, _ = read_all([tmp_path / "LICENSE"])
+
+    assert [s.relpath for s in sources] == ["about", "team"]
+    assert stats.skipped == {"file_not_page": 3}
+    assert len(named) == 1  # a file named on its own is read
+
+
 def test_the_documents_of_files_and_trees_are_counted_before_reading(tmp_path: Path) -> None:
     import os
 

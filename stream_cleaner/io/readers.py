@@ -311,11 +311,34 @@ def walk_skip_reason(path: str) -> str | None:
     `ReadStats.skipped`), or ``None`` when it reads it: the one rule for every command that
     walks a tree (``clean``, ``produce``, ``stack``, ``demo``...). A file named on its own is
     always read."""
-    if os.path.basename(path).lower().endswith(NOT_PAGE_SUFFIXES):
+    name = os.path.basename(path).lower()
+    if name.endswith(NOT_PAGE_SUFFIXES):
         return "file_not_page"
     if not _regular_or_unreadable(path):
         return "file_not_regular"  # a FIFO would block, /dev/zero never end
+    if "." not in name.lstrip(".") and not _starts_like_a_page(path):
+        return "file_not_page"  # LICENSE, Makefile, a script: a mirror's page would be markup
     return None
+
+
+# markup a page without a suffix starts with (a mirror's ``about`` saved by wget without
+# --adjust-extension), looked for in its first `SNIFF_BYTES`
+_MARKUP = re.compile(rb"<(?:!doctype|html|head|body|meta|title|div|p[ >]|!--|\?xml)", re.I)
+
+
+def _starts_like_a_page(path: str) -> bool:
+    """Whether a file without a suffix starts as a page, a WARC or JSON Lines would: markup
+    after a byte-order mark and white space, a WARC record, gzip, or a JSON object. A file
+    that cannot be read counts as one (its reader then says why)."""
+    try:
+        with open(path, "rb") as stream:
+            prefix = stream.read(SNIFF_BYTES)
+    except OSError:
+        return True
+    head = prefix.removeprefix(_UTF8_BOM).lstrip()
+    return (
+        head.startswith((b"<", b"{", b"WARC/", _GZIP_MAGIC)) or _MARKUP.search(prefix) is not None
+    )
 
 
 def _read_tree(
