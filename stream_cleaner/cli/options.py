@@ -127,7 +127,10 @@ def add_settings_options(
             if "metavar" in meta:
                 kwargs["metavar"] = meta["metavar"]
             shown = f"{default:g}" if isinstance(default, float) else default
-            text += f" ({env})" if default is None else f" (default {shown}; {env})"
+            if default is None and text.endswith(")"):  # "(default: the bundled one)"
+                text = f"{text[:-1]}; {env})"
+            else:
+                text += f" ({env})" if default is None else f" (default {shown}; {env})"
         parser.add_argument(flag_of(field), help=text, **kwargs)
 
 
