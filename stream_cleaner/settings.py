@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 PARSERS = ("lexbor", "html5lib")
@@ -59,6 +59,36 @@ TIME_BUDGET_SECONDS_DEFAULT = 5.0
 ENV_PREFIX = "STREAM_CLEANER_"
 
 
+def option(
+    default: Any,
+    help: str,
+    *,
+    flag: str | None = None,
+    choices: Iterable[str] | None = None,
+    metavar: str | None = None,
+) -> Any:
+    """A settings field that the command line sets: its flag is generated from this.
+
+    ``stream_cleaner.cli.options`` turns such a field into an option of the commands that
+    take these settings: ``flag`` (default ``--`` + the field's name with dashes), the type
+    of ``default``, ``choices``, and ``help`` followed by the default and the environment
+    variable. A ``True`` default gives ``--no-NAME``. The option's own default is ``None``
+    (unset: the environment's value or the field's default stands).
+
+    Args:
+        default: the field's default, written here only.
+        help: what the option does, without its default (the CLI appends it).
+    """
+    metadata: dict[str, Any] = {"help": help}
+    if flag is not None:
+        metadata["flag"] = flag
+    if choices is not None:
+        metadata["choices"] = tuple(choices)
+    if metavar is not None:
+        metadata["metavar"] = metavar
+    return field(default=default, metadata=metadata)
+
+
 @dataclass(frozen=True, slots=True)
 class CleanerSettings:
     """Options of `clean_document`.
@@ -99,22 +129,61 @@ class CleanerSettings:
             `pipeline`). English is ``model_path``: an ``en=`` entry here sets it.
     """
 
-    max_sentence_perplexity: float = MAX_SENTENCE_PERPLEXITY_DEFAULT
+    max_sentence_perplexity: float = option(
+        MAX_SENTENCE_PERPLEXITY_DEFAULT,
+        "drop sentences above this perplexity",
+        flag="--max-perplexity",
+    )
     max_sentence_tokens: int = MAX_SENTENCE_TOKENS_DEFAULT
     max_word_chars: int = MAX_WORD_CHARS_DEFAULT
-    parser: str = "lexbor"
-    model_path: str | None = None
-    max_document_bytes: int = MAX_DOCUMENT_BYTES_DEFAULT
-    max_blocks: int = MAX_BLOCKS_DEFAULT
-    time_budget_seconds: float = TIME_BUDGET_SECONDS_DEFAULT
-    mode: str = MODE_DEFAULT
-    sentence_filter: str = "auto"
-    labeller_path: str | None = None
+    parser: str = option("lexbor", "HTML parser backend", choices=PARSERS)
+    model_path: str | None = None  # with models: cli.options' --model [LANG=]PATH
+    max_document_bytes: int = option(
+        MAX_DOCUMENT_BYTES_DEFAULT, "larger pages are refused as too_large", flag="--max-bytes"
+    )
+    max_blocks: int = option(
+        MAX_BLOCKS_DEFAULT, "pages with more text blocks are refused as too_large"
+    )
+    time_budget_seconds: float = option(
+        TIME_BUDGET_SECONDS_DEFAULT,
+        "CPU seconds one page may take (0 = no limit)",
+        flag="--time-budget",
+    )
+    mode: str = option(
+        MODE_DEFAULT,
+        "what counts as content: auto (the labeller trained on every kind of page: articles, "
+        "forums, documentation, products, listings), perplexity (the paper's sentence filter "
+        "alone), corpus (all good running text) or article (main content only)",
+        choices=MODES,
+    )
+    sentence_filter: str = option(
+        "auto",
+        "in the labeller's modes, also drop sentences of kept blocks above the perplexity "
+        "limit: auto (as the labeller was trained), on, off",
+        choices=SENTENCE_FILTERS,
+    )
+    labeller_path: str | None = option(
+        None, "a train-labeller model file (default: the mode's bundled one)", flag="--labeller"
+    )
     site_labeller_path: str | None = None
     models: str = ""
-    multilingual_labeller: str = "auto"
-    multilingual_labeller_path: str | None = None
-    content_guard: bool = True
+    multilingual_labeller: str = option(
+        "auto",
+        "in corpus/article mode, on which pages the language-independent multilingual "
+        "labeller must also call a block content: auto (corpus-mode pages in a language "
+        "without a model), on (every page), off",
+        choices=MULTILINGUAL_LABELLERS,
+    )
+    multilingual_labeller_path: str | None = option(
+        None,
+        "a multilingual labeller model file (default: the bundled one)",
+        flag="--multilingual-labeller-file",
+    )
+    content_guard: bool = option(
+        True,
+        "in the labeller's modes, do not keep a page's longest run of running text when the "
+        "labeller drops most of it (the content-loss guard)",
+    )
 
     def __post_init__(self) -> None:
         english = self.model_paths().get("en")  # raises for a malformed models string
