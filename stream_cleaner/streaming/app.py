@@ -10,381 +10,30 @@ environment on first use). Topics are never created by Faust (``topic_allow_decl
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import math
 import os
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Final
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..settings import CleanerSettings, values_from_env
-from ..sites import SiteSettings
-from ..web.config import WebSettings
+from .config import (
+    GIL_SWITCH_INTERVAL_SECONDS,
+    PRODUCER_BATCH_BYTES,
+    STREAM_BUFFER_EVENTS,
+    WorkerSettings,
+)
 from .metrics import WorkerMetrics
-from .offsets import OFFSET_RESET_DEFAULT, OFFSET_RESET_POLICIES
-from .records import MAX_PAGE_BYTES_DEFAULT, REKEY_MODES
+from .runtime import _RUNTIMES, WorkerRuntime, runtime_of, warmup_module
 from .topics import (
-    BROKER_WAIT_SECONDS_DEFAULT,
-    COMPRESSION_TYPES,
-    DEAD_LETTER_TOPIC,
-    DOCUMENTS_TOPIC,
-    MAX_MESSAGE_BYTES_DEFAULT,
-    PARTITIONS_DEFAULT,
-    RAW_HTML_TOPIC,
-    SENTENCE_SCORES_TOPIC,
-    SITE_TOPIC,
     KafkaSettings,
-    TopicSpec,
-    default_topic_specs,
 )
 
 if TYPE_CHECKING:
     import faust
 
-    from ..lm import LanguageModel
-    from .agents import Send
-    from .sitestate import SiteState
-    from .warmup import AckGate, WarmupHold
 
 log = logging.getLogger(__name__)
-
-WORKER_ENV_PREFIX: Final = "STREAM_CLEANER_WORKER_"
-SITE_ENV_PREFIX: Final = "STREAM_CLEANER_SITE_"
-GROUP_ID_DEFAULT: Final = "stream-cleaner"
-# A batch amortises the hop to the cleaning thread and the wait for acknowledgements; 16
-# pages of ~50 KB take ~0.2 s to clean, well inside every broker timeout.
-# How long a thread may hold the GIL while another waits for it (Python's default: 5 ms).
-# The cleaning thread and the event loop take turns; fewer forced turns cost less: with a
-# backlog of the 684 CleanEval test pages one worker cleaned 139-147 documents/s at 20 ms
-# against 107-128 at 5 ms and 119-124 at 1 ms (bench/streaming.py --backlog, interleaved
-# runs on a busy machine). The loop still gets the GIL within 20 ms: heartbeats are due in
-# seconds.
-GIL_SWITCH_INTERVAL_SECONDS: Final = 0.02
-# Pages per batch: with a backlog of the 684 CleanEval test pages one worker made 150-173
-# documents/s with 32 against 131-169 with 16 (interleaved runs): fewer batches, less per-batch
-# work on the event loop. Each batch's pages are in memory at once: mind very large pages.
-BATCH_SIZE_DEFAULT: Final = 32
-# How long a batch may wait for more pages after its first one arrived. 0: a batch is what
-# has arrived when the cleaning thread is free (the next one fills while a batch is cleaned),
-# so no page waits for pages that have not come, and a backlog still makes whole batches.
-# With 0.5, the last pages of every burst waited half a second for a batch that never filled.
-BATCH_WITHIN_SECONDS_DEFAULT: Final = 0.0
-# Bytes of input a batch holds at most (it ends with the message that reaches them). A
-# cleaned page and its records take several times the page's size until the batch is
-# acknowledged, and three batches are in flight (filling, cleaning, publishing): a backlog of
-# 2 MB pages took a worker to 1.5 GB with batches of 32 pages. CleanEval pages (37 KB on
-# average) never reach it.
-BATCH_MAX_BYTES_DEFAULT: Final = 16 * 1024 * 1024
-# Fetched messages waiting for the agent. Faust's default, 4096, held a whole backlog in
-# memory (30 pages of 7 MB: 1.4 GB, with the batches above); with 4, 560 MB. The fetcher
-# refills the queue from the consumer's prefetched records, in memory: a backlog of CleanEval
-# pages drained as fast with 4 or 32 (/tmp/drain.py, three interleaved runs each).
-STREAM_BUFFER_EVENTS: Final = 8
-# The largest record batch the agent fills (agents.BatchSend), one per topic and partition:
-# a CleanEval page's ~200 sentence records are ~50 KB, so batches of 256 KiB made about four
-# produce requests where one would do. With 1 MiB batches a drain of 1,368 pages cost the event
-# loop 0.68-0.80 ms a page against 0.84-0.86, and the broker (Tansu) 0.32-0.37 against
-# 0.40-0.49 (three interleaved drains each; 4 MiB: no better). 1 MiB stays under a Kafka
-# broker's default `message.max.bytes` (1 MiB + 12 bytes), though `topics create` allows 14 MiB.
-PRODUCER_BATCH_BYTES: Final = 1024 * 1024
-WEB_HOST_DEFAULT: Final = "0.0.0.0"  # a pod's probes and Prometheus come from outside
-WEB_PORT_DEFAULT: Final = 6066  # Faust's own default
-# Kafka's defaults (45 s session) make a dead worker's partitions wait long for a new owner;
-# cleaning runs off the event loop, so heartbeats keep flowing and 30 s is plenty.
-SESSION_TIMEOUT_SECONDS_DEFAULT: Final = 30.0
-HEARTBEAT_INTERVAL_SECONDS_DEFAULT: Final = 3.0
-REQUEST_TIMEOUT_SECONDS_DEFAULT: Final = 40.0
-# How often acknowledged offsets are committed: what a crash replays at most, in seconds.
-COMMIT_INTERVAL_SECONDS_DEFAULT: Final = 1.0
-# The longest a fetch waits for records. Faust asks aiokafka for 1,500 ms, and a fetch of a
-# worker's idle partitions held back the next records of its busy ones for as long
-# (offsets.fetching_within): with a backlog in one of four partitions, one worker made 151
-# documents/s at 1,500 ms and 330-357 at 50-500. A fetch returns as soon as records come, so
-# a short wait costs only more requests from an idle worker (ten a second per broker).
-FETCH_MAX_WAIT_SECONDS_DEFAULT: Final = 0.1
-# How often the consumer lag is measured: one ListOffsets request to the broker each time.
-LAG_INTERVAL_SECONDS_DEFAULT: Final = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerSettings:
-    """Everything the worker is configured with, defaults in one place.
-
-    Attributes:
-        kafka: how to reach the cluster (brokers, SASL/SSL).
-        cleaner: the core's settings (thresholds, model path, parser, time budget).
-        input_topic, documents_topic, sentence_scores_topic, dead_letter_topic: topic names.
-        group_id: the consumer group, also the Faust app id.
-        batch_size: most input messages cleaned and published together.
-        batch_within_seconds: longest wait for a batch to fill after its first page arrived;
-            0 (the default) cleans what has arrived as soon as the cleaning thread is free.
-        batch_max_bytes: a batch also ends once its messages reach this many bytes: a
-            batch's pages and what cleaning made of them stay in memory until it is
-            acknowledged.
-        max_page_bytes: larger pages end as ``too_large`` dead letters.
-        max_message_bytes: the producer's largest request and the consumer's largest fetch
-            per partition; at least the topics' ``max.message.bytes``.
-        web_host, web_port: where ``/metrics``, ``/healthz`` and ``/readyz`` are served (and
-            the web demo and API, when ``web.enabled``).
-        session_timeout_seconds: how long the group waits for a silent worker.
-        heartbeat_interval_seconds: how often the worker tells the group it is alive.
-        request_timeout_seconds: how long one broker request may take.
-        commit_interval_seconds: how often acknowledged offsets are committed.
-        fetch_max_wait_seconds: the longest a fetch waits for records to come.
-        compression: the codec of the output record batches, one of `COMPRESSION_TYPES`
-            (Kafka's ``compression.type`` of the producer); ``none`` by default.
-        broker_wait_seconds: how long ``stream-cleaner worker`` waits at start for a broker
-            to answer (`topics.wait_for_brokers`) before it gives up; 0 does not wait.
-        lag_interval_seconds: how often ``stream_cleaner_consumer_lag`` is measured.
-        datadir: Faust's data directory (unused without tables); a temporary one if ``None``.
-        web: the web port's guards, and the web demo and API, off unless ``web.enabled``
-            (``STREAM_CLEANER_WEB_*``).
-        site_templates: learn each site's template and drop the blocks that repeat across
-            its pages (`streaming.sitestate`); the state lives in a changelog-backed table.
-        site_partitions: partitions of the table's changelog topic: the input topic's.
-        sites: window, thresholds and caps of the site statistics (``STREAM_CLEANER_SITE_*``).
-        rekey: with site templates, which input messages go to ``site_topic`` keyed by their
-            site before they are cleaned (`records.site_to_rekey`): ``missing`` (default)
-            those without a key, ``all`` every one whose key is not its site, ``off`` none.
-        site_topic: where re-keyed messages go; partitioned like the input topic.
-        warmup_seconds: with site templates, hold a new site's pages until the site has
-            ``min_pages`` other pages for each, for at most this long (`streaming.warmup`);
-            ``0`` cleans them at once, without site evidence.
-        warmup_max_pages: the most pages held at once (the oldest is let go first).
-        allow_untested_clients: start even with aiokafka or faust-streaming releases outside
-            the tested range (`client_versions.SUPPORTED`), whose internals the worker patches.
-        offset_reset: where an input partition whose committed offset is outside its log
-            (records lost by the broker, or deleted by retention before they were cleaned) is
-            read again: ``earliest`` (default), from its log start, at least once; ``latest``,
-            from its end, skipping what it holds (`offsets.OFFSET_RESET_POLICIES`). Each
-            reset is counted (``stream_cleaner_offset_resets_total``) and logged as an error.
-            A partition without a committed offset is always read from its log start.
-    """
-
-    kafka: KafkaSettings = field(default_factory=KafkaSettings)
-    cleaner: CleanerSettings = field(default_factory=CleanerSettings)
-    input_topic: str = RAW_HTML_TOPIC
-    documents_topic: str = DOCUMENTS_TOPIC
-    sentence_scores_topic: str = SENTENCE_SCORES_TOPIC
-    dead_letter_topic: str = DEAD_LETTER_TOPIC
-    group_id: str = GROUP_ID_DEFAULT
-    batch_size: int = BATCH_SIZE_DEFAULT
-    batch_within_seconds: float = BATCH_WITHIN_SECONDS_DEFAULT
-    batch_max_bytes: int = BATCH_MAX_BYTES_DEFAULT
-    max_page_bytes: int = MAX_PAGE_BYTES_DEFAULT
-    max_message_bytes: int = MAX_MESSAGE_BYTES_DEFAULT
-    web_host: str = WEB_HOST_DEFAULT
-    web_port: int = WEB_PORT_DEFAULT
-    session_timeout_seconds: float = SESSION_TIMEOUT_SECONDS_DEFAULT
-    heartbeat_interval_seconds: float = HEARTBEAT_INTERVAL_SECONDS_DEFAULT
-    request_timeout_seconds: float = REQUEST_TIMEOUT_SECONDS_DEFAULT
-    commit_interval_seconds: float = COMMIT_INTERVAL_SECONDS_DEFAULT
-    fetch_max_wait_seconds: float = FETCH_MAX_WAIT_SECONDS_DEFAULT
-    compression: str = "none"
-    broker_wait_seconds: float = BROKER_WAIT_SECONDS_DEFAULT
-    lag_interval_seconds: float = LAG_INTERVAL_SECONDS_DEFAULT
-    datadir: str | None = None
-    web: WebSettings = field(default_factory=WebSettings)
-    site_templates: bool = False
-    site_partitions: int = PARTITIONS_DEFAULT
-    sites: SiteSettings = field(default_factory=SiteSettings)
-    rekey: str = "missing"
-    site_topic: str = SITE_TOPIC
-    warmup_seconds: float = 0.0
-    warmup_max_pages: int = 1000
-    allow_untested_clients: bool = False
-    offset_reset: str = OFFSET_RESET_DEFAULT
-
-    def __post_init__(self) -> None:
-        for each in fields(self):  # NaN passes every comparison below
-            value = getattr(self, each.name)
-            if isinstance(value, float) and math.isnan(value):
-                raise ValueError(f"{each.name} must be a number, not {value}")
-        names = self.topic_names
-        if len(set(names)) != len(names):
-            raise ValueError(f"the four topics need four different names, not {names}")
-        if self.rekey not in REKEY_MODES:
-            raise ValueError(f"rekey must be one of {REKEY_MODES}, not {self.rekey!r}")
-        if self.rekey_mode != "off" and self.site_topic in names:
-            raise ValueError(f"the site topic {self.site_topic!r} must be a topic of its own")
-        if not self.group_id:
-            raise ValueError("group_id must not be empty")
-        if self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        if self.batch_within_seconds < 0:
-            raise ValueError("batch_within_seconds must not be negative")
-        if self.batch_max_bytes < 1:
-            raise ValueError("batch_max_bytes must be positive")
-        if self.max_page_bytes < 1 or self.max_message_bytes < 1:
-            raise ValueError("max_page_bytes and max_message_bytes must be positive")
-        if not 1 <= self.web_port <= 65535:
-            raise ValueError("web_port must be a port number, 1-65535")
-        if not 0 < self.heartbeat_interval_seconds < self.session_timeout_seconds:
-            raise ValueError("heartbeat_interval_seconds must be positive and below the session")
-        if self.request_timeout_seconds <= 0 or self.commit_interval_seconds <= 0:
-            raise ValueError("request_timeout_seconds and commit_interval_seconds must be positive")
-        if self.lag_interval_seconds <= 0 or self.fetch_max_wait_seconds <= 0:
-            raise ValueError("lag_interval_seconds and fetch_max_wait_seconds must be positive")
-        if self.broker_wait_seconds < 0:
-            raise ValueError("broker_wait_seconds must not be negative")
-        if self.compression not in COMPRESSION_TYPES:
-            raise ValueError(f"compression must be one of {COMPRESSION_TYPES}, not "
-                             f"{self.compression!r}")  # fmt: skip
-        if self.warmup_seconds < 0 or self.warmup_max_pages < 1:
-            raise ValueError("warmup_seconds must not be negative, warmup_max_pages positive")
-        if self.offset_reset not in OFFSET_RESET_POLICIES:
-            raise ValueError(f"offset_reset must be one of {OFFSET_RESET_POLICIES}, not "
-                             f"{self.offset_reset!r}")  # fmt: skip
-
-    def check_timeouts(self) -> None:
-        """Faust's rule, which it checks only once the worker has started (237 log lines and
-        five tracebacks): the session timeout may not exceed the request timeout. Checked on
-        the settings as the worker runs them, not on each step of building them (an
-        environment's request timeout and a flag's session timeout).
-
-        Raises:
-            ValueError: the session timeout is above the request timeout.
-        """
-        if self.session_timeout_seconds > self.request_timeout_seconds:
-            raise ValueError(
-                f"session_timeout_seconds ({self.session_timeout_seconds:g}) must not exceed "
-                f"request_timeout_seconds ({self.request_timeout_seconds:g}): raise that too"
-            )
-
-    @property
-    def topic_names(self) -> tuple[str, str, str, str]:
-        """Input, documents, sentence scores, dead letters."""
-        return (
-            self.input_topic,
-            self.documents_topic,
-            self.sentence_scores_topic,
-            self.dead_letter_topic,
-        )
-
-    @property
-    def rekey_mode(self) -> str:
-        """``rekey`` where it applies: ``off`` without site templates."""
-        return self.rekey if self.site_templates else "off"
-
-    def topic_specs(self, **options: Any) -> tuple[TopicSpec, ...]:
-        """The specs of every topic the worker reads or writes: the four under these names,
-        and with site templates the table's changelog and, when messages are re-keyed, the
-        site topic; ``options`` as `default_topic_specs`."""
-        from .sitestate import changelog_topic
-
-        specs = default_topic_specs(
-            input_topic=self.input_topic,
-            documents_topic=self.documents_topic,
-            sentence_scores_topic=self.sentence_scores_topic,
-            dead_letter_topic=self.dead_letter_topic,
-            **options,
-        )
-        if self.site_templates:
-            # the site table's changelog: compacted (one record per site is its state), kept
-            # for ever, partitioned like the input so a site's pages and state share a number
-            specs += (
-                replace(specs[0], name=changelog_topic(self.group_id), retention_ms=-1,
-                        cleanup_policy="compact"),
-            )  # fmt: skip
-        if self.rekey_mode != "off":
-            specs += (replace(specs[0], name=self.site_topic),)  # partitioned as the input
-        return specs
-
-    def with_options(self, **changes: Any) -> WorkerSettings:
-        """A copy with the given fields changed; ``None`` values are ignored."""
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
-        """Settings from the environment, defaults for the rest.
-
-        ``STREAM_CLEANER_WORKER_<FIELD>`` for this class's own fields (``..._GROUP_ID``,
-        ``..._BATCH_SIZE``, ``..._WEB_PORT``, ``..._INPUT_TOPIC``...),
-        ``STREAM_CLEANER_KAFKA_*`` for `KafkaSettings`, ``STREAM_CLEANER_WEB_*`` for `WebSettings`
-        and ``STREAM_CLEANER_*`` for `CleanerSettings`. Empty variables count as unset.
-
-        Raises:
-            ValueError: a variable has a value the settings do not accept.
-        """
-        values = values_from_env(
-            cls, WORKER_ENV_PREFIX, environ, skip=("kafka", "cleaner", "web", "sites")
-        )
-        return cls(
-            kafka=KafkaSettings.from_env(environ),
-            cleaner=CleanerSettings.from_env(environ),
-            web=WebSettings.from_env(environ),
-            sites=SiteSettings(**values_from_env(SiteSettings, SITE_ENV_PREFIX, environ)),
-            **values,
-        )
-
-
-@dataclass(slots=True)
-class WorkerRuntime:
-    """What the agent and the views of one app share: settings, metrics, model, topics.
-
-    Attributes:
-        settings: the worker's settings.
-        metrics: the worker's metrics.
-        executor: the single thread that runs the CPU-bound cleaning off the event loop.
-        topics: the four Faust topics by role: ``input``, ``documents``, ``sentences``,
-            ``dead_letter``.
-        model: the language model, once loaded (`readyz` checks it).
-        agent_running: whether the agent's loop is running.
-        send: how the agent publishes a record (`agents.Send`); ``None`` means through the
-            app's producer (`agents.faust_send`). Tests put an in-memory recorder here.
-        settle_gc: whether the agent tunes the garbage collector once started
-            (`agents.settle_gc`): set by `run_worker`, which owns the process.
-        demo_executor: the web demo's child process (`web.isolation`), when the demo is on.
-    """
-
-    settings: WorkerSettings
-    metrics: WorkerMetrics
-    executor: ThreadPoolExecutor
-    topics: dict[str, Any]
-    model: LanguageModel | None = None
-    agent_running: bool = False
-    send: Send | None = None
-    settle_gc: bool = False
-    demo_executor: Executor | None = None
-    site_state: SiteState | None = None
-    app: Any = None
-    # the warm-up hold (`streaming.warmup`), when ``warmup_seconds`` is set
-    warmup: WarmupHold | None = None
-    ack_gate: AckGate = field(default_factory=lambda: _warmup().AckGate())
-    publish_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # while the agent runs with the hold: clean a batch (or release held pages) and publish
-    release: Callable[..., Awaitable[None]] | None = None
-
-    def assignment(self) -> frozenset[Any]:
-        """The input partitions this worker holds now (empty before the first assignment)."""
-        try:
-            return frozenset(self.app.consumer.assignment())
-        except Exception:  # no consumer yet, or one that is being rebuilt
-            return frozenset()
-
-    @property
-    def worker_version(self) -> str:
-        return __version__
-
-
-# app -> its runtime; a Faust App takes no new attributes cleanly, and tests build several apps
-_RUNTIMES: dict[int, WorkerRuntime] = {}
-
-
-def _warmup() -> Any:
-    from . import warmup
-
-    return warmup
-
-
-def runtime_of(app: faust.App) -> WorkerRuntime:
-    """The `WorkerRuntime` of an app made by `create_app`."""
-    return _RUNTIMES[id(app)]
 
 
 def broker_urls(kafka: KafkaSettings) -> list[str]:
@@ -424,12 +73,11 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     """
     import faust
 
-    from . import agents, client_versions, header_names, offsets, produce_requests, views
+    from . import agents, patches, views
 
     settings = WorkerSettings.from_env() if settings is None else settings
-    # before any patch of their internals: only the releases they were tested with
-    client_versions.require_tested(allow_untested=settings.allow_untested_clients)
-    header_names.install()  # a header name that is not UTF-8 must not crash the fetch
+    # before Faust builds anything: only the client releases the patches were tested with
+    patches.require_tested(allow_untested=settings.allow_untested_clients)
     settings.check_timeouts()
     datadir = settings.datadir or os.path.join(
         tempfile.gettempdir(), f"stream-cleaner-{settings.group_id}-data"
@@ -444,7 +92,8 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         broker_commit_interval=settings.commit_interval_seconds,
         consumer_max_fetch_size=settings.max_message_bytes,
         producer_max_request_size=settings.max_message_bytes,
-        # the agent fills batches itself (agents.BatchSend): larger batches, fewer requests
+        # the agent fills batches itself (patches.batches.BatchSend): larger batches, fewer
+        # requests
         producer_max_batch_size=PRODUCER_BATCH_BYTES,
         # input produced before the first worker of a group started is cleaned too
         consumer_auto_offset_reset="earliest",
@@ -469,20 +118,14 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         autodiscover=False,
     )
     metrics = WorkerMetrics()
-    # commits only the input offsets the agent took and acknowledged, in order
-    # (offsets.guarded): without it, Faust committed past pages around rebalances; reads a
-    # partition whose log lost its committed offset again per the policy, counted
-    app.transport.Consumer = offsets.guarded(
-        app.transport.Consumer,
+    # every patch of aiokafka's and faust-streaming's internals, the app's consumer among them
+    patches.install(
+        app,
+        allow_untested=settings.allow_untested_clients,
         offset_reset=settings.offset_reset,
         on_offset_reset=metrics.count_offset_reset,
+        fetch_max_wait_seconds=settings.fetch_max_wait_seconds,
     )
-    # fetches of idle partitions must not hold back a busy one's for 1.5 s
-    app.transport.Consumer = offsets.fetching_within(
-        app.transport.Consumer, settings.fetch_max_wait_seconds
-    )
-    # produce requests encoded with one copy of their record batches, not six (produce_requests)
-    produce_requests.install()
     topic_args = {"key_serializer": "raw", "value_serializer": "raw"}
     topics = {
         "input": app.topic(settings.input_topic, **topic_args),
@@ -515,7 +158,7 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         )
         runtime.site_state = SiteState(settings.sites, table)
         if settings.warmup_seconds > 0:
-            runtime.warmup = _warmup().WarmupHold(
+            runtime.warmup = warmup_module().WarmupHold(
                 runtime.site_state.templates,
                 seconds=settings.warmup_seconds,
                 max_pages=settings.warmup_max_pages,

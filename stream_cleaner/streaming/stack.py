@@ -30,7 +30,7 @@ from typing import Any, TextIO
 import orjson
 
 from ..io import Source
-from .app import WorkerSettings
+from .config import WorkerSettings
 from .client import produce_async
 from .topics import (
     DEAD_LETTER_TOPIC,
