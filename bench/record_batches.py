@@ -1,9 +1,10 @@
 """The worker's Kafka record batches and produce requests: aiokafka's against stream-cleaner's.
 
 Cleans the CleanEval test pages once, as the worker does (envelope in, `outcome_records` out),
-then writes every page's sentence records into 1 MiB record batches, as `patches.batches.BatchSend` does,
-through each builder in turn: aiokafka's ``DefaultRecordBatchBuilder`` one record at a time (the
-loop of `patches.batches._append_all` without the native builder), and
+then writes every page's sentence records into 1 MiB record batches, as
+`patches.batches.BatchSend` does, through each builder in turn: aiokafka's
+``DefaultRecordBatchBuilder`` one record at a time (the loop of `patches.batches._append_all`
+without the native builder), and
 ``_native/record_batch.RecordBatchBuilder`` a page's records (`records.PackedValues`) in one
 `append_packed` call. Both build their batches (header and CRC-32C), and aiokafka's reader must
 find the same records in both, every CRC right. Then the batches go into produce requests of

@@ -30,8 +30,8 @@ from typing import Any, TextIO
 import orjson
 
 from ..io import Source
-from .config import WorkerSettings
 from .client import produce_async
+from .config import WorkerSettings
 from .topics import (
     DEAD_LETTER_TOPIC,
     DOCUMENTS_TOPIC,
