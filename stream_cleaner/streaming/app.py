@@ -24,7 +24,7 @@ from .config import (
     WorkerSettings,
 )
 from .metrics import WorkerMetrics
-from .runtime import _RUNTIMES, WorkerRuntime, runtime_of, warmup_module
+from .runtime import WorkerRuntime, attach, runtime_of, warmup_module
 from .topics import (
     KafkaSettings,
 )
@@ -163,7 +163,7 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
                 seconds=settings.warmup_seconds,
                 max_pages=settings.warmup_max_pages,
             )
-    _RUNTIMES[id(app)] = runtime
+    attach(app, runtime)
     _add_faust_sensors(app, runtime)
     agents.register_agents(app, runtime)
     if runtime.warmup is not None:

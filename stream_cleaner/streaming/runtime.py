@@ -83,7 +83,13 @@ class WorkerRuntime:
 _RUNTIMES: dict[int, WorkerRuntime] = {}
 
 
+def attach(app: faust.App, runtime: WorkerRuntime) -> None:
+    """Make ``runtime`` the one `runtime_of` gives for ``app`` (`app.create_app`)."""
+    _RUNTIMES[id(app)] = runtime
+
+
 def warmup_module() -> Any:
+    """`streaming.warmup`, imported on first use (it imports the core's pipeline)."""
     from . import warmup
 
     return warmup
