@@ -1,7 +1,7 @@
 """What each Kafka codec makes of the worker's output batches, and what it costs the worker.
 
 Cleans the CleanEval test pages once, as the worker does (`record_batches.worker_outcomes`),
-then writes every page's sentence records into 1 MiB record batches, as `agents.BatchSend`
+then writes every page's sentence records into 1 MiB record batches, as `patches.batches.BatchSend`
 does, once per codec (``--compression`` of the worker): with the native builder, which the
 worker uses for every codec, and with aiokafka's own builder for the same codec beside it.
 aiokafka's reader must find the same records in every batch. Prints, per codec, the KiB a

@@ -1,16 +1,17 @@
 """The worker's Kafka record batches and produce requests: aiokafka's against stream-cleaner's.
 
 Cleans the CleanEval test pages once, as the worker does (envelope in, `outcome_records` out),
-then writes every page's sentence records into 1 MiB record batches, as `agents.BatchSend` does,
-through each builder in turn: aiokafka's ``DefaultRecordBatchBuilder`` one record at a time (the
-loop of `agents._append_all` without the native builder), and
+then writes every page's sentence records into 1 MiB record batches, as
+`patches.batches.BatchSend` does, through each builder in turn: aiokafka's
+``DefaultRecordBatchBuilder`` one record at a time (the loop of `patches.batches._append_all`
+without the native builder), and
 ``_native/record_batch.RecordBatchBuilder`` a page's records (`records.PackedValues`) in one
 `append_packed` call. Both build their batches (header and CRC-32C), and aiokafka's reader must
 find the same records in both, every CRC right. Then the batches go into produce requests of
 four partitions each, framed as ``AIOKafkaConnection.send`` sends them (size, header,
 request), once by aiokafka's own encoding and connection and once by
-`streaming.produce_requests`' one-pass structs framed in one join (as the connection does
-after `produce_requests.install`), which must write the same bytes. Prints milliseconds per
+`streaming.patches.produce_requests`' one-pass structs framed in one join (as the connection does
+after `patches.install`), which must write the same bytes. Prints milliseconds per
 page for each, the best of ``--repeat`` rounds, with the core's own time per page beside them
 (after a warm-up of 20 pages): on the event loop, these milliseconds are taken from the
 cleaning thread, which shares the GIL.
@@ -55,8 +56,8 @@ def with_aiokafka(outcomes: list, codec: int = 0) -> list[bytes]:
 
 def with_native(outcomes: list, module: object, codec: int = 0) -> list[bytes]:
     """The same with the native builder, a page's records in one call, as the worker writes
-    them (`agents.BatchSend`)."""
-    from stream_cleaner.streaming.agents import _codec_encoders
+    them (`patches.batches.BatchSend`)."""
+    from stream_cleaner.streaming.patches.batches import _codec_encoders
 
     def new_builder() -> object:
         return module.RecordBatchBuilder(BATCH_BYTES, codec, _codec_encoders().get(codec))
@@ -97,7 +98,7 @@ def produce_requests(batches: list[bytes]) -> list[object]:
 
 def encode_requests(requests: list[object], struct_class: type) -> list[bytes]:
     """Each request built as ``struct_class`` and framed as ``AIOKafkaConnection.send`` does:
-    aiokafka's own, or the one join of `produce_requests.install` for a one-pass struct."""
+    aiokafka's own, or the one join of `patches.install` for a one-pass struct."""
     import struct
 
     framed = []
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from aiokafka.protocol.produce import ProduceRequest_v7
 
-    from stream_cleaner.streaming.produce_requests import one_pass
+    from stream_cleaner.streaming.patches.produce_requests import one_pass
 
     timed = ("aiokafka record builder", "native record builder",
              "aiokafka's request encoding", "one-pass request encoding")  # fmt: skip

@@ -3,10 +3,10 @@
 # extra and pytest) and the lowest aiokafka and faust-streaming releases the worker allows.
 #
 # The worker patches internals of both, so it runs only with the releases it is tested with
-# (stream_cleaner/streaming/client_versions.py, which pyproject.toml's bounds repeat). CI tests
+# (stream_cleaner/streaming/patches/versions.py, which pyproject.toml's bounds repeat). CI tests
 # both ends of that range: .venv holds the highest (pip picks the newest release under the
 # ceilings), and tests/streaming/test_client_versions.py runs the broker tests marked
-# kafka_clients in this venv, at the floors. The floors are read from client_versions.py, the
+# kafka_clients in this venv, at the floors. The floors are read from patches/versions.py, the
 # one place that knows them.
 #
 # Safe to run again: when the venv holds this pyproject.toml's package at those floors, it
@@ -18,7 +18,7 @@ cd "$repo"
 venv=.cache/venv-lowest-clients
 [[ -x .venv/bin/python ]] || { echo "no .venv: run scripts/setup.sh first" >&2; exit 1; }
 python="${PYTHON:-$(.venv/bin/python -c 'import sys; print(sys._base_executable)')}"
-floors="$(.venv/bin/python -c 'from stream_cleaner.streaming.client_versions import lowest_requirements
+floors="$(.venv/bin/python -c 'from stream_cleaner.streaming.patches.versions import lowest_requirements
 print(" ".join(lowest_requirements()))')"
 
 stamp="$venv/.stream-cleaner-installed"

@@ -1002,7 +1002,7 @@ def test_native_record_batch_compresses_as_aiokafka_does(native, codec):
     aiokafka's compiled builder, it compresses even what does not shrink, and empty batches."""
     from aiokafka.record.default_records import DefaultRecordBatch
 
-    from stream_cleaner.streaming.agents import _codec_encoders
+    from stream_cleaner.streaming.patches.batches import _codec_encoders
 
     module = native["record_batch"]
     text = b"the same words again "

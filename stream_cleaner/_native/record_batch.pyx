@@ -2,13 +2,13 @@
 """A Kafka record batch (message format v2) written in one pass, for the worker.
 
 `RecordBatchBuilder` takes the place of aiokafka's ``DefaultRecordBatchBuilder`` inside the
-batches `agents.BatchSend` fills: the same methods, the same bytes for the same records and
-timestamps. Its `append_packed` appends a document's sentence records (one key, no headers,
-the values end to end in one bytes object) in one call, a few tens of nanoseconds a record
-against half a microsecond through aiokafka's ``append``, and `build` checksums with the
-CPU's CRC-32C instruction instead of a table. Both ran on the event loop, the worker's thread
-that shares the GIL with the cleaning thread. A compressed batch's records go through the
-codec aiokafka's builder calls, at `build`, as there.
+batches `streaming.patches.batches.BatchSend` fills: the same methods, the same bytes for the
+same records and timestamps. Its `append_packed` appends a document's sentence records (one
+key, no headers, the values end to end in one bytes object) in one call, a few tens of
+nanoseconds a record against half a microsecond through aiokafka's ``append``, and `build`
+checksums with the CPU's CRC-32C instruction instead of a table. Both ran on the event loop,
+the worker's thread that shares the GIL with the cleaning thread. A compressed batch's records
+go through the codec aiokafka's builder calls, at `build`, as there.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
@@ -94,7 +94,8 @@ cdef inline uint8_t *_put_bytes(
 
 cdef class RecordBatchBuilder:
     """aiokafka's ``DefaultRecordBatchBuilder`` for a non-transactional batch of a producer
-    without idempotence: what `agents.BatchSend` swaps in (`agents._fast_builder` says when).
+    without idempotence: what `patches.batches.BatchSend` swaps in (`batches._fast_builder`
+    says when).
 
     Args:
         batch_size: the most bytes the batch takes before compression, header included; its

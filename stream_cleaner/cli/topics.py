@@ -135,7 +135,7 @@ def _cmd_topics(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from ..streaming import topics
-    from ..streaming.app import WorkerSettings
+    from ..streaming.settings import WorkerSettings
 
     if args.timeout <= 0:
         raise ValueError("--timeout must be positive")

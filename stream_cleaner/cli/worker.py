@@ -121,7 +121,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     require_stream_extra()
     from dataclasses import replace
 
-    from ..streaming import client_versions, topics
+    from ..streaming import patches, topics
     from ..streaming.agents import load_models_now
     from ..streaming.app import WorkerSettings, create_app, run_worker
 
@@ -139,7 +139,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     )
     # first: refused releases of aiokafka or faust-streaming stop the worker before it loads
     # its models or waits for brokers
-    client_versions.require_tested(allow_untested=settings.allow_untested_clients)
+    patches.require_tested(allow_untested=settings.allow_untested_clients)
     settings.check_timeouts()
     load_models_now(settings.cleaner)  # fail now, before joining the group
     if settings.broker_wait_seconds > 0:  # a worker started before its cluster answers waits

@@ -10,114 +10,30 @@ environment on first use). Topics are never created by Faust (``topic_allow_decl
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from .metrics import WorkerMetrics
-from .settings import SITE_ENV_PREFIX, WEB_PORT_DEFAULT, WORKER_ENV_PREFIX, WorkerSettings  # noqa: F401 - lived here
-from .topics import KafkaSettings
+from .runtime import WorkerRuntime, attach, runtime_of, warmup_module
+from .settings import (
+    GIL_SWITCH_INTERVAL_SECONDS,
+    PRODUCER_BATCH_BYTES,
+    STREAM_BUFFER_EVENTS,
+    WorkerSettings,
+)
+from .topics import (
+    KafkaSettings,
+)
 
 if TYPE_CHECKING:
     import faust
 
-    from ..lm import LanguageModel
-    from .agents import Send
-    from .sitestate import SiteState
-    from .warmup import AckGate, WarmupHold
 
 log = logging.getLogger(__name__)
-
-# How long a thread may hold the GIL while another waits for it (Python's default: 5 ms).
-# The cleaning thread and the event loop take turns; fewer forced turns cost less: with a
-# backlog of the 684 CleanEval test pages one worker cleaned 139-147 documents/s at 20 ms
-# against 107-128 at 5 ms and 119-124 at 1 ms (bench/streaming.py --backlog, interleaved
-# runs on a busy machine). The loop still gets the GIL within 20 ms: heartbeats are due in
-# seconds.
-GIL_SWITCH_INTERVAL_SECONDS: Final = 0.02
-# Fetched messages waiting for the agent. Faust's default, 4096, held a whole backlog in
-# memory (30 pages of 7 MB: 1.4 GB, with the batches above); with 4, 560 MB. The fetcher
-# refills the queue from the consumer's prefetched records, in memory: a backlog of CleanEval
-# pages drained as fast with 4 or 32 (/tmp/drain.py, three interleaved runs each).
-STREAM_BUFFER_EVENTS: Final = 8
-# The largest record batch the agent fills (agents.BatchSend), one per topic and partition:
-# a CleanEval page's ~200 sentence records are ~50 KB, so batches of 256 KiB made about four
-# produce requests where one would do. With 1 MiB batches a drain of 1,368 pages cost the event
-# loop 0.68-0.80 ms a page against 0.84-0.86, and the broker (Tansu) 0.32-0.37 against
-# 0.40-0.49 (three interleaved drains each; 4 MiB: no better). 1 MiB stays under a Kafka
-# broker's default `message.max.bytes` (1 MiB + 12 bytes), though `topics create` allows 14 MiB.
-PRODUCER_BATCH_BYTES: Final = 1024 * 1024
-
-
-@dataclass(slots=True)
-class WorkerRuntime:
-    """What the agent and the views of one app share: settings, metrics, model, topics.
-
-    Attributes:
-        settings: the worker's settings.
-        metrics: the worker's metrics.
-        executor: the single thread that runs the CPU-bound cleaning off the event loop.
-        topics: the four Faust topics by role: ``input``, ``documents``, ``sentences``,
-            ``dead_letter``.
-        model: the language model, once loaded (`readyz` checks it).
-        agent_running: whether the agent's loop is running.
-        send: how the agent publishes a record (`agents.Send`); ``None`` means through the
-            app's producer (`agents.faust_send`). Tests put an in-memory recorder here.
-        settle_gc: whether the agent tunes the garbage collector once started
-            (`agents.settle_gc`): set by `run_worker`, which owns the process.
-        demo_executor: the web demo's child process (`web.isolation`), when the demo is on.
-    """
-
-    settings: WorkerSettings
-    metrics: WorkerMetrics
-    executor: ThreadPoolExecutor
-    topics: dict[str, Any]
-    model: LanguageModel | None = None
-    agent_running: bool = False
-    send: Send | None = None
-    settle_gc: bool = False
-    demo_executor: Executor | None = None
-    site_state: SiteState | None = None
-    app: Any = None
-    # the warm-up hold (`streaming.warmup`), when ``warmup_seconds`` is set
-    warmup: WarmupHold | None = None
-    ack_gate: AckGate = field(default_factory=lambda: _warmup().AckGate())
-    publish_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # while the agent runs with the hold: clean a batch (or release held pages) and publish
-    release: Callable[..., Awaitable[None]] | None = None
-
-    def assignment(self) -> frozenset[Any]:
-        """The input partitions this worker holds now (empty before the first assignment)."""
-        try:
-            return frozenset(self.app.consumer.assignment())
-        except Exception:  # no consumer yet, or one that is being rebuilt
-            return frozenset()
-
-    @property
-    def worker_version(self) -> str:
-        return __version__
-
-
-# app -> its runtime; a Faust App takes no new attributes cleanly, and tests build several apps
-_RUNTIMES: dict[int, WorkerRuntime] = {}
-
-
-def _warmup() -> Any:
-    from . import warmup
-
-    return warmup
-
-
-def runtime_of(app: faust.App) -> WorkerRuntime:
-    """The `WorkerRuntime` of an app made by `create_app`."""
-    return _RUNTIMES[id(app)]
 
 
 def broker_urls(kafka: KafkaSettings) -> list[str]:
@@ -157,12 +73,11 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
     """
     import faust
 
-    from . import agents, client_versions, header_names, offsets, produce_requests, views
+    from . import agents, patches, views
 
     settings = WorkerSettings.from_env() if settings is None else settings
-    # before any patch of their internals: only the releases they were tested with
-    client_versions.require_tested(allow_untested=settings.allow_untested_clients)
-    header_names.install()  # a header name that is not UTF-8 must not crash the fetch
+    # before Faust builds anything: only the client releases the patches were tested with
+    patches.require_tested(allow_untested=settings.allow_untested_clients)
     settings.check_timeouts()
     datadir = settings.datadir or os.path.join(
         tempfile.gettempdir(), f"stream-cleaner-{settings.group_id}-data"
@@ -177,7 +92,8 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         broker_commit_interval=settings.commit_interval_seconds,
         consumer_max_fetch_size=settings.max_message_bytes,
         producer_max_request_size=settings.max_message_bytes,
-        # the agent fills batches itself (agents.BatchSend): larger batches, fewer requests
+        # the agent fills batches itself (patches.batches.BatchSend): larger batches, fewer
+        # requests
         producer_max_batch_size=PRODUCER_BATCH_BYTES,
         # input produced before the first worker of a group started is cleaned too
         consumer_auto_offset_reset="earliest",
@@ -202,20 +118,14 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         autodiscover=False,
     )
     metrics = WorkerMetrics()
-    # commits only the input offsets the agent took and acknowledged, in order
-    # (offsets.guarded): without it, Faust committed past pages around rebalances; reads a
-    # partition whose log lost its committed offset again per the policy, counted
-    app.transport.Consumer = offsets.guarded(
-        app.transport.Consumer,
+    # every patch of aiokafka's and faust-streaming's internals, the app's consumer among them
+    patches.install(
+        app,
+        allow_untested=settings.allow_untested_clients,
         offset_reset=settings.offset_reset,
         on_offset_reset=metrics.count_offset_reset,
+        fetch_max_wait_seconds=settings.fetch_max_wait_seconds,
     )
-    # fetches of idle partitions must not hold back a busy one's for 1.5 s
-    app.transport.Consumer = offsets.fetching_within(
-        app.transport.Consumer, settings.fetch_max_wait_seconds
-    )
-    # produce requests encoded with one copy of their record batches, not six (produce_requests)
-    produce_requests.install()
     topic_args = {"key_serializer": "raw", "value_serializer": "raw"}
     topics = {
         "input": app.topic(settings.input_topic, **topic_args),
@@ -248,12 +158,12 @@ def create_app(settings: WorkerSettings | None = None) -> faust.App:
         )
         runtime.site_state = SiteState(settings.sites, table)
         if settings.warmup_seconds > 0:
-            runtime.warmup = _warmup().WarmupHold(
+            runtime.warmup = warmup_module().WarmupHold(
                 runtime.site_state.templates,
                 seconds=settings.warmup_seconds,
                 max_pages=settings.warmup_max_pages,
             )
-    _RUNTIMES[id(app)] = runtime
+    attach(app, runtime)
     _add_faust_sensors(app, runtime)
     agents.register_agents(app, runtime)
     if runtime.warmup is not None:

@@ -29,7 +29,7 @@ from ..guard import GuardReason
 from ..language import METRIC_LANGUAGES, UNKNOWN, metric_label
 from ..page_types import METRIC_UNDETERMINED, PAGE_TYPES
 from ..page_types import metric_label as page_type_label
-from .offsets import OFFSET_RESET_REASONS
+from .patches.offsets import OFFSET_RESET_REASONS
 
 if TYPE_CHECKING:
     from ..sites import SiteTemplates
@@ -432,7 +432,7 @@ class WorkerMetrics:
 
     def count_offset_reset(self, reason: str) -> None:
         """One input partition read again elsewhere than its committed offset
-        (`offsets.OFFSET_RESET_REASONS`)."""
+        (`patches.offsets.OFFSET_RESET_REASONS`)."""
         self.offset_resets.labels(reason).inc()
 
     def observe_publish(self, seconds: float) -> None:

@@ -11,7 +11,7 @@ each one a way its exposition misled:
 - The sensors of what the worker does without Faust are left out, since they read 0 however
   much it worked. Its producer sensors (``topic_messages_sent``, ``total_sent_messages``,
   ``producer_send_latency``, ``total_error_messages_sent``, ``producer_error_send_latency``):
-  the worker publishes its records itself (`agents.BatchSend`), so they counted at most the
+  the worker publishes its records itself (`patches.batches.BatchSend`), so they counted at most the
   site table's changelog. ``events_runtime_ms``: Faust times an event only when its stream
   acknowledges it, and the worker's agent acknowledges its events itself, after their
   batch's records were published. The worker's own metrics say both:

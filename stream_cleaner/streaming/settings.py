@@ -1,7 +1,9 @@
-"""The worker's settings: `WorkerSettings`, every default in one place, from the environment.
+"""The worker's settings: `WorkerSettings`, every default in one place, read from the
+environment (``STREAM_CLEANER_WORKER_*``) or set by ``stream-cleaner worker``'s options.
 
 Apart from the Faust app (`app`) so that the command line can build the worker's flags from
-these fields (`stream_cleaner.cli.options`) without importing Faust, aiokafka or Prometheus.
+these fields (`stream_cleaner.cli.options`) without importing Faust, aiokafka or Prometheus;
+imported by `app` (which builds the worker from them), `runtime` and the CLI.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Final
 from ..settings import CleanerSettings, option, values_from_env
 from ..sites import SiteSettings
 from ..web.config import WebSettings
-from .offsets import OFFSET_RESET_DEFAULT, OFFSET_RESET_POLICIES
+from .patches.offsets import OFFSET_RESET_DEFAULT, OFFSET_RESET_POLICIES
 from .records import MAX_PAGE_BYTES_DEFAULT, REKEY_MODES
 from .topics import (
     BROKER_WAIT_SECONDS_DEFAULT,
@@ -36,6 +38,15 @@ SITE_ENV_PREFIX: Final = "STREAM_CLEANER_SITE_"
 GROUP_ID_DEFAULT: Final = "stream-cleaner"
 # A batch amortises the hop to the cleaning thread and the wait for acknowledgements; 16
 # pages of ~50 KB take ~0.2 s to clean, well inside every broker timeout.
+# How long a thread may hold the GIL while another waits for it (Python's default: 5 ms).
+# The cleaning thread and the event loop take turns; fewer forced turns cost less: with a
+# backlog of the 684 CleanEval test pages one worker cleaned 139-147 documents/s at 20 ms
+# against 107-128 at 5 ms and 119-124 at 1 ms (bench/streaming.py --backlog, interleaved
+# runs on a busy machine). The loop still gets the GIL within 20 ms: heartbeats are due in
+# seconds.
+GIL_SWITCH_INTERVAL_SECONDS: Final = 0.02
+# A batch amortises the hop to the cleaning thread and the wait for acknowledgements; 16
+# pages of ~50 KB take ~0.2 s to clean, well inside every broker timeout.
 # Pages per batch: with a backlog of the 684 CleanEval test pages one worker made 150-173
 # documents/s with 32 against 131-169 with 16 (interleaved runs): fewer batches, less per-batch
 # work on the event loop. Each batch's pages are in memory at once: mind very large pages.
@@ -51,6 +62,18 @@ BATCH_WITHIN_SECONDS_DEFAULT: Final = 0.0
 # 2 MB pages took a worker to 1.5 GB with batches of 32 pages. CleanEval pages (37 KB on
 # average) never reach it.
 BATCH_MAX_BYTES_DEFAULT: Final = 16 * 1024 * 1024
+# Fetched messages waiting for the agent. Faust's default, 4096, held a whole backlog in
+# memory (30 pages of 7 MB: 1.4 GB, with the batches above); with 4, 560 MB. The fetcher
+# refills the queue from the consumer's prefetched records, in memory: a backlog of CleanEval
+# pages drained as fast with 4 or 32 (/tmp/drain.py, three interleaved runs each).
+STREAM_BUFFER_EVENTS: Final = 8
+# The largest record batch the agent fills (patches.batches.BatchSend), one per topic and partition:
+# a CleanEval page's ~200 sentence records are ~50 KB, so batches of 256 KiB made about four
+# produce requests where one would do. With 1 MiB batches a drain of 1,368 pages cost the event
+# loop 0.68-0.80 ms a page against 0.84-0.86, and the broker (Tansu) 0.32-0.37 against
+# 0.40-0.49 (three interleaved drains each; 4 MiB: no better). 1 MiB stays under a Kafka
+# broker's default `message.max.bytes` (1 MiB + 12 bytes), though `topics create` allows 14 MiB.
+PRODUCER_BATCH_BYTES: Final = 1024 * 1024
 WEB_HOST_DEFAULT: Final = "0.0.0.0"  # a pod's probes and Prometheus come from outside
 WEB_PORT_DEFAULT: Final = 6066  # Faust's own default
 # Kafka's defaults (45 s session) make a dead worker's partitions wait long for a new owner;
@@ -62,7 +85,7 @@ REQUEST_TIMEOUT_SECONDS_DEFAULT: Final = 40.0
 COMMIT_INTERVAL_SECONDS_DEFAULT: Final = 1.0
 # The longest a fetch waits for records. Faust asks aiokafka for 1,500 ms, and a fetch of a
 # worker's idle partitions held back the next records of its busy ones for as long
-# (offsets.fetching_within): with a backlog in one of four partitions, one worker made 151
+# (patches.offsets.fetching_within): with a backlog in one of four partitions, one worker made 151
 # documents/s at 1,500 ms and 330-357 at 50-500. A fetch returns as soon as records come, so
 # a short wait costs only more requests from an idle worker (ten a second per broker).
 FETCH_MAX_WAIT_SECONDS_DEFAULT: Final = 0.1
@@ -116,11 +139,11 @@ class WorkerSettings:
             ``0`` cleans them at once, without site evidence.
         warmup_max_pages: the most pages held at once (the oldest is let go first).
         allow_untested_clients: start even with aiokafka or faust-streaming releases outside
-            the tested range (`client_versions.SUPPORTED`), whose internals the worker patches.
+            the tested range (`patches.versions.SUPPORTED`), whose internals the worker patches.
         offset_reset: where an input partition whose committed offset is outside its log
             (records lost by the broker, or deleted by retention before they were cleaned) is
             read again: ``earliest`` (default), from its log start, at least once; ``latest``,
-            from its end, skipping what it holds (`offsets.OFFSET_RESET_POLICIES`). Each
+            from its end, skipping what it holds (`patches.offsets.OFFSET_RESET_POLICIES`). Each
             reset is counted (``stream_cleaner_offset_resets_total``) and logged as an error.
             A partition without a committed offset is always read from its log start.
     """

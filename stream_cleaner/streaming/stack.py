@@ -30,8 +30,8 @@ from typing import Any, TextIO
 import orjson
 
 from ..io import Source
-from .app import WorkerSettings
 from .client import produce_async
+from .settings import WorkerSettings
 from .topics import (
     DEAD_LETTER_TOPIC,
     DOCUMENTS_TOPIC,

@@ -7,8 +7,8 @@
   the consumer service has started and it can read every partition it holds; it has then
   either an assignment or is waiting for one (a group with more workers than partitions
   leaves some idle, and they are still ready). 503 otherwise, as while a partition whose log
-  no longer holds its committed offset is not read again yet (`offsets`). The JSON body shows
-  each check, the assigned partitions and the unreadable ones with the reason.
+  no longer holds its committed offset is not read again yet (`patches.offsets`). The JSON
+  body shows each check, the assigned partitions and the unreadable ones with the reason.
 - The web demo and API (``/demo``, ``/api/...``, `web.api.ROUTES`), only when enabled
   (``--web-demo``, ``STREAM_CLEANER_WEB_ENABLED=true``): the same handlers as ``stream-cleaner
   serve``, which clean in a child process of their own at the lowest CPU priority
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import faust
 
     from ..web.config import WebSettings
-    from .app import WorkerRuntime
+    from .runtime import WorkerRuntime
 
 
 def readiness(app: faust.App, runtime: WorkerRuntime) -> dict[str, Any]:

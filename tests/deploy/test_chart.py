@@ -15,7 +15,7 @@ import pytest
 
 from stream_cleaner.settings import ENV_PREFIX, CleanerSettings
 from stream_cleaner.sites import SiteSettings
-from stream_cleaner.streaming.app import SITE_ENV_PREFIX, WORKER_ENV_PREFIX, WorkerSettings
+from stream_cleaner.streaming.settings import SITE_ENV_PREFIX, WORKER_ENV_PREFIX, WorkerSettings
 from stream_cleaner.streaming.topics import KAFKA_ENV_PREFIX, KafkaSettings
 from stream_cleaner.web.config import WEB_ENV_PREFIX, WebSettings
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import subprocess
 
-from stream_cleaner.streaming.app import WEB_PORT_DEFAULT
+from stream_cleaner.streaming.settings import WEB_PORT_DEFAULT
 
 from ..conftest import REPO
 from .conftest import need_tool

@@ -323,7 +323,7 @@ def test_batches_take_the_native_builder_only_where_it_writes_what_aiokafka_woul
     from aiokafka import AIOKafkaProducer
 
     from stream_cleaner._native import native_module
-    from stream_cleaner.streaming.agents import _fast_builder
+    from stream_cleaner.streaming.patches.batches import _fast_builder
 
     async def check() -> bool:
         producer = AIOKafkaProducer(bootstrap_servers="127.0.0.1:1", **options)  # never started

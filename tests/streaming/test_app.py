@@ -420,7 +420,7 @@ def test_worker_consumer_fetches_wait_what_the_settings_say():
 
 def test_worker_producer_compresses_with_the_settings_codec():
     """The codec reaches the aiokafka producer Faust makes (its attributes' codec bits), so
-    the batches `agents.BatchSend` fills are compressed with it."""
+    the batches `patches.batches.BatchSend` fills are compressed with it."""
     pytest.importorskip("faust")
 
     async def codec(settings: WorkerSettings) -> int:
@@ -563,7 +563,7 @@ def test_the_offset_reset_policy_is_a_setting(monkeypatch):
     assert WorkerSettings.from_env().offset_reset == "latest"
     with pytest.raises(ValueError, match="offset_reset must be one of"):
         WorkerSettings(offset_reset="none")
-    from stream_cleaner.streaming.offsets import OFFSET_RESET_POLICIES
+    from stream_cleaner.streaming.patches.offsets import OFFSET_RESET_POLICIES
 
     for policy in OFFSET_RESET_POLICIES:  # the flag offers each policy
         assert parse_args(["worker", "--offset-reset", policy]).offset_reset == policy

@@ -200,15 +200,17 @@ def test_batch_send_writes_every_record_in_order_across_full_batches(
     from aiokafka.errors import MessageSizeTooLargeError
 
     from stream_cleaner._native import native_module
-    from stream_cleaner.streaming import agents
-    from stream_cleaner.streaming.agents import BatchSend
+    from stream_cleaner.streaming.patches import batches
+    from stream_cleaner.streaming.patches.batches import BatchSend
+    from stream_cleaner.streaming.patches.versions import require_tested
 
     if builder == "RecordBatchBuilder" and native_module("record_batch") is None:
         if os.environ.get("CI"):
             pytest.fail("the native speed-ups are not built")
         pytest.skip("the native speed-ups are not built")
+    require_tested()  # the gate, without which BatchSend refuses to be built
     if builder == "DefaultRecordBatchBuilder":
-        monkeypatch.setattr(agents, "_fast_builder", lambda producer, batch: False)
+        monkeypatch.setattr(batches, "_fast_builder", lambda producer, batch: False)
 
     settings = KafkaSettings(bootstrap_servers=(broker,))
     topic = f"test-{uuid.uuid4().hex[:8]}.sentences.v1"

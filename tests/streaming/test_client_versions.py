@@ -1,5 +1,5 @@
 """The aiokafka and faust-streaming releases the worker allows: one range, in
-`client_versions.SUPPORTED`, that pyproject.toml repeats, that the worker enforces at start, and
+`patches.versions.SUPPORTED`, that pyproject.toml repeats, that the worker enforces at start, and
 whose both ends CI runs the broker tests at (the highest in this venv, the lowest in
 .cache/venv-lowest-clients, built by scripts/install-lowest-clients.sh)."""
 
@@ -14,8 +14,8 @@ import pytest
 from packaging.requirements import Requirement
 
 from stream_cleaner.cli import main
-from stream_cleaner.streaming import client_versions
-from stream_cleaner.streaming.client_versions import (
+from stream_cleaner.streaming.patches import versions as gate
+from stream_cleaner.streaming.patches.versions import (
     ALLOW_UNTESTED_ENV,
     ALLOW_UNTESTED_FLAG,
     SUPPORTED,
@@ -44,7 +44,7 @@ def test_pyproject_allows_exactly_the_tested_range() -> None:
         assert {(s.operator, s.version) for s in found.specifier} == {
             (">=", lowest),
             ("<=", highest),
-        }, f"pyproject.toml's {found} is not client_versions.SUPPORTED's {lowest} to {highest}"
+        }, f"pyproject.toml's {found} is not versions.SUPPORTED's {lowest} to {highest}"
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_releases_outside_the_range_are_untested(installed: dict, outside: dict)
 def _installed(monkeypatch: pytest.MonkeyPatch, **versions: str) -> None:
     found = {name: highest for name, (_, highest) in SUPPORTED.items()}
     found.update({name.replace("_", "-"): version for name, version in versions.items()})
-    monkeypatch.setattr(client_versions, "installed_versions", lambda: found)
+    monkeypatch.setattr(gate, "installed_versions", lambda: found)
 
 
 def test_the_gate_names_the_releases_and_the_way_to_accept_the_risk(monkeypatch, caplog) -> None:
@@ -81,7 +81,7 @@ def test_the_gate_names_the_releases_and_the_way_to_accept_the_risk(monkeypatch,
     assert "aiokafka 0.12.0 (tested: 0.13.0 to 0.14.0)" in message
     assert "faust-streaming 0.16.0 (tested: 0.12.0 to 0.15.3)" in message
     assert ALLOW_UNTESTED_FLAG in message and ALLOW_UNTESTED_ENV in message
-    monkeypatch.setattr(client_versions, "_WARNED", [])
+    monkeypatch.setattr(gate, "_WARNED", [])
     with caplog.at_level(logging.WARNING):
         require_tested(allow_untested=True)
         require_tested(allow_untested=True)
@@ -101,7 +101,7 @@ def test_a_worker_with_untested_clients_refuses_to_start(monkeypatch, capsys) ->
     assert loaded == []
 
     # accepted, by flag or by environment: the worker goes on (to the broker that is not there)
-    monkeypatch.setattr(client_versions, "_WARNED", [])
+    monkeypatch.setattr(gate, "_WARNED", [])
     assert main([*argv, ALLOW_UNTESTED_FLAG]) == 1
     assert "tested: 0.13.0" not in capsys.readouterr().err
     assert len(loaded) == 1
@@ -142,7 +142,7 @@ def test_the_broker_tests_pass_at_the_lowest_releases_allowed() -> None:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    code = "from stream_cleaner.streaming.client_versions import installed_versions; " \
+    code = "from stream_cleaner.streaming.patches.versions import installed_versions; " \
         "print(installed_versions())"  # fmt: skip
     found = subprocess.run([python, "-c", code], cwd=REPO, capture_output=True, text=True,
                            check=True).stdout.strip()  # fmt: skip

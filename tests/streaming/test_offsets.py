@@ -16,14 +16,22 @@ from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from faust.types import TP
 
-from stream_cleaner.streaming.offsets import PAUSED_FETCH_SECONDS, guarded
+from stream_cleaner.streaming.patches.offsets import PAUSED_FETCH_SECONDS, guarded
+from stream_cleaner.streaming.patches.versions import require_tested
 from stream_cleaner.streaming.views import readiness
 
 INPUT = TP("crawl.raw-html.v1", 0)
 OTHER = TP("crawl.raw-html.v1", 1)
 CHANGELOG = TP("g-site-templates-changelog", 0)
+
+
+@pytest.fixture(autouse=True)
+def _clients_checked() -> None:
+    """The patches install only once the client version gate let the process run."""
+    require_tested()
 
 
 class Recorder:
@@ -237,7 +245,7 @@ def test_commits_wait_for_an_event_dropped_on_the_way_and_read_it_again(monkeypa
     assert commit_offset(guard, INPUT) == 4
     assert commit_offset(guard, INPUT) is None  # waits for 4 (noted now)
     assert guard.seeks == []
-    monkeypatch.setattr("stream_cleaner.streaming.offsets.STUCK_SECONDS", 0.0)
+    monkeypatch.setattr("stream_cleaner.streaming.patches.offsets.STUCK_SECONDS", 0.0)
     held = message(INPUT, 4)  # while a stream holds 4 (held for its site, being cleaned)
     guard._unacked_messages.add(held)
     assert commit_offset(guard, INPUT) is None

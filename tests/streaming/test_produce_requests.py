@@ -7,7 +7,14 @@ from aiokafka.producer import sender
 from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.protocol.produce import ProduceRequest
 
-from stream_cleaner.streaming.produce_requests import OnePassEncode, install, one_pass
+from stream_cleaner.streaming.patches.produce_requests import OnePassEncode, install, one_pass
+from stream_cleaner.streaming.patches.versions import require_tested
+
+
+@pytest.fixture(autouse=True)
+def _clients_checked() -> None:
+    """The patches install only once the client version gate let the process run."""
+    require_tested()
 
 
 def random_topics(rng: random.Random):

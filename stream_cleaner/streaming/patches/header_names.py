@@ -13,6 +13,17 @@ past such an error with a copy of its pure-Python batch reader that writes the b
 name as ``\\xNN`` (``backslashreplace``). The records already handed out are not repeated; the
 message is then cleaned as any other, its header names escaped. Only a batch that fails is
 read in Python: every other batch stays in aiokafka's compiled reader.
+
+Private names: the name ``MemoryRecords`` in ``aiokafka.consumer.fetcher`` (replaced),
+``PartitionRecords._unpack_records`` (wrapped), its ``_records``, ``_tp`` and
+``next_fetch_offset``, and aiokafka 0.14's ``_DefaultRecordBatchPy._read_msg`` (copied in
+`_LenientBatch`, but for the decoding of header names), ``_MemoryRecordsPy`` and its
+``_next_slice`` and ``_cache_next``.
+
+Tests: in ``tests/streaming/test_header_names.py``,
+``test_a_fetch_with_a_header_name_that_is_not_utf8_is_read_whole_and_once`` runs it through
+aiokafka's own fetcher classes, with the compiled and the Python reader; the first broker test
+(``tests/streaming/test_worker_broker.py``) sends such a name to a worker.
 """
 
 from __future__ import annotations
@@ -29,6 +40,8 @@ from aiokafka.record.legacy_records import LegacyRecordBatch
 from aiokafka.record.memory_records import _MemoryRecordsPy
 from aiokafka.record.util import decode_varint
 
+from .versions import require_checked
+
 log = logging.getLogger(__name__)
 
 _INSTALLED: list[bool] = []
@@ -36,6 +49,7 @@ _INSTALLED: list[bool] = []
 
 def install() -> None:
     """Patch aiokafka's fetcher (once per process; before the consumer starts)."""
+    require_checked()
     if _INSTALLED:
         return
     compiled = fetcher.MemoryRecords

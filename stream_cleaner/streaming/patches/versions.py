@@ -1,16 +1,14 @@
 """The aiokafka and faust-streaming releases the worker is tested with, and the gate that keeps
 it from starting with others.
 
-The worker patches private internals of both: `offsets` (Faust's consumer and aiokafka's
-fetch wait), `header_names` (aiokafka's fetcher and batch reader), `produce_requests`
-(aiokafka's sender and connection), `agents.BatchSend` (aiokafka's batch builders and
-accumulator) and `sensors` (Faust's Prometheus monitor and its metrics). Any release may
-change what they replace or read, and a patch that no longer holds can lose pages silently
-instead of failing. So the worker runs only with releases in
-`SUPPORTED`, the one place that knows the range: ``pyproject.toml``'s bounds say the same (a
+The worker patches private internals of both, every patch in this package (`patches`: its
+docstring lists them). Any release may change what they replace or read, and a patch that no
+longer holds can lose pages silently instead of failing. So the patches run only with releases
+in `SUPPORTED`, the one place that knows the range: ``pyproject.toml``'s bounds say the same (a
 test compares them), CI runs the broker tests at both ends (the highest in ``.venv``, the lowest
 in the venv of ``scripts/install-lowest-clients.sh``: ``tests/streaming/test_client_versions.py``),
-and `require_tested` refuses the rest at start unless told to accept the risk.
+`require_tested` refuses the rest at start unless told to accept the risk, and no patch installs
+before it has been called (`require_checked`).
 
 Below the floors the worker fails at start: aiokafka 0.11 and 0.12 build produce requests in a
 way `produce_requests` does not know (``TypeError: list expected at most 1 argument, got 3``),
@@ -38,6 +36,8 @@ ALLOW_UNTESTED_FLAG: Final = "--allow-untested-clients"
 ALLOW_UNTESTED_ENV: Final = "STREAM_CLEANER_WORKER_ALLOW_UNTESTED_CLIENTS"
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 _WARNED: list[bool] = []
+# set once `require_tested` let the process run: the patches install only then
+_CHECKED: list[bool] = []
 
 
 class UntestedClients(RuntimeError):
@@ -105,6 +105,7 @@ def require_tested(*, allow_untested: bool = False) -> None:
     """
     outside = untested()
     if not outside:
+        _CHECKED[:] = [True]
         return
     what = (
         f"{describe(outside)}: the worker patches internals of these libraries, and releases "
@@ -118,6 +119,22 @@ def require_tested(*, allow_untested: bool = False) -> None:
     if not _WARNED:
         _WARNED.append(True)
         log.warning("%s; running anyway (%s)", what, ALLOW_UNTESTED_FLAG)
+    _CHECKED[:] = [True]
+
+
+def require_checked() -> None:
+    """Refuse to patch a client before `require_tested` let the process run.
+
+    Every patch in this package calls it first, so none can be installed without the gate.
+
+    Raises:
+        RuntimeError: the gate was not checked in this process.
+    """
+    if not _CHECKED:
+        raise RuntimeError(
+            "the aiokafka and faust-streaming releases were not checked: install the patches "
+            "with stream_cleaner.streaming.patches.install, which checks them first"
+        )
 
 
 def lowest_requirements() -> list[str]:

@@ -58,6 +58,22 @@ old one (Kafka's Java client compares leader epochs, which aiokafka does not rea
 The guarded consumer also fetches a partition that Faust paused for its stream's full buffer
 again as soon as the buffer has room, where Faust could wait a second (`_wait_next_records`).
 `fetching_within` shortens the wait of each fetch, which Faust fixes at 1.5 s.
+
+Private names: `guarded` subclasses faust-streaming's aiokafka ``Consumer`` (0.12 to 0.15) and
+overrides its ``perform_seek``, ``seek``, ``_seek``, ``getmany``, ``ack``, ``_new_offset``,
+``on_partitions_revoked``, ``on_buffer_drop`` and ``_wait_next_records``, reading and writing
+its ``_read_offset``, ``_committed_offset``, ``_acked``, ``_acked_index``, ``_gap``,
+``_unacked_messages``, ``_buffered_partitions``, ``_thread`` and ``_on_partitions_revoked``;
+`fetching_within` wraps its ``_new_consumer_thread`` and the thread's
+``_create_worker_consumer``, and sets aiokafka's ``AIOKafkaConsumer._fetch_max_wait_ms``.
+
+Tests: ``tests/streaming/test_offsets.py`` pins the guard's decisions on scripted fetches. In
+``tests/streaming/test_worker_broker.py``, on a real broker,
+``test_workers_joining_leaving_and_killed_mid_stream_lose_nothing`` (workers churning) lost
+pages in about half the runs without the guard, and
+``test_a_broker_that_lost_its_data_gets_every_new_page_cleaned`` shows the reset; in
+``tests/streaming/test_app.py``, ``test_worker_consumer_fetches_wait_what_the_settings_say``
+shows the fetch wait.
 """
 
 from __future__ import annotations
@@ -70,6 +86,8 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
+
+from .versions import require_checked
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +124,7 @@ def fetching_within(consumer_class: type[Any], max_wait_seconds: float) -> type[
     A worker with its backlog in one of its four partitions made 151 documents/s at 1,500
     ms and 330-357 at 50-500 ms (CleanEval pages, Tansu, one run each).
     """
+    require_checked()
     max_wait_ms = max(1, round(max_wait_seconds * 1000))
 
     class FetchingWithin(consumer_class):  # type: ignore[misc, valid-type]
@@ -142,6 +161,7 @@ def guarded(
             again, one of `OFFSET_RESET_POLICIES`.
         on_offset_reset: called with the reason (`OFFSET_RESET_REASONS`) of each such reset.
     """
+    require_checked()
     if offset_reset not in OFFSET_RESET_POLICIES:
         raise ValueError(f"offset_reset must be one of {OFFSET_RESET_POLICIES}, not "
                          f"{offset_reset!r}")  # fmt: skip

@@ -16,6 +16,17 @@ with the GIL (py-spy), so the connection now writes such a request as one join t
 ``encode`` joins the pieces once, and makes the connection frame them (size, header, request)
 in that same join. Every version aiokafka has (v0 to v7) shares the layout; a struct of any
 other layout keeps aiokafka's own ``encode`` and framing.
+
+Private names: the name ``ProduceRequest`` in ``aiokafka.producer.sender`` (replaced by a
+subclass whose ``build`` makes one-pass structs), and ``aiokafka.conn.AIOKafkaConnection.send``
+(aiokafka 0.14's, copied for a one-pass request), whose ``_writer``, ``_versions``,
+``_next_correlation_id``, ``_client_id``, ``_requests``, ``_loop``, ``_request_timeout``,
+``_host`` and ``_port`` it uses. Without it nothing breaks: requests cost more copies.
+
+Tests: ``tests/streaming/test_produce_requests.py`` compares the bytes with aiokafka's for every
+version (``test_one_pass_writes_the_bytes_aiokafka_writes``,
+``test_the_connection_frames_one_pass_requests_as_aiokafka_does``) and checks that an
+unexpected sender is left alone; every broker test sends through it.
 """
 
 from __future__ import annotations
@@ -23,6 +34,8 @@ from __future__ import annotations
 import struct
 from functools import cache
 from typing import Any
+
+from .versions import require_checked
 
 # the field names of the produce request's schema, and of its topics and partitions
 _REQUEST_FIELDS = (("required_acks", "timeout", "topics"),
@@ -109,6 +122,8 @@ def install() -> bool:
     """
     from aiokafka.producer import sender
     from aiokafka.protocol.produce import ProduceRequest
+
+    require_checked()
 
     current = getattr(sender, "ProduceRequest", None)
     if current is not ProduceRequest:
