@@ -42,6 +42,7 @@ from .decode import (
     is_page_type,
 )
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
+from .filters import REGISTRY
 from .guard import guard_content
 from .labeller import (
     block_kinds,
@@ -463,6 +464,8 @@ class _Run:
             max_sentence_tokens=settings.max_sentence_tokens,
             max_word_chars=settings.max_word_chars,
             content=content, template=self.template_blocks,
+            sentence_reasons=REGISTRY.sentence_reasons(texts, settings),
+            block_reasons=REGISTRY.block_reasons(blocks, settings),
         )  # fmt: skip
         log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons = columns
         self.sentences = make_sentences(
