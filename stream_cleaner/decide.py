@@ -6,10 +6,19 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._native import native_module
+from .filters import (
+    REGISTRY,
+    Boilerplate,
+    HighPerplexity,
+    NoWords,
+    SiteTemplate,
+    TimeBudget,
+    TooLong,
+)
 from .lm import normalize
 from .settings import MAX_SENTENCE_TOKENS_DEFAULT, MAX_WORD_CHARS_DEFAULT
 
@@ -18,17 +27,23 @@ if TYPE_CHECKING:
     from .settings import CleanerSettings
 
 
-class DropReason:
-    """Why a sentence was dropped."""
+class _Registered(type):
+    @property
+    def ALL(cls) -> tuple[str, ...]:  # noqa: N802 - the constant it has always been
+        """Every drop reason, the registry's (`filters.REGISTRY`), rules added later included."""
+        return REGISTRY.reasons()
 
-    HIGH_PERPLEXITY = "high_perplexity"  # above max_sentence_perplexity: the paper's method
-    NO_WORDS = "no_words"  # no letter at all: separators, page numbers, lone symbols
-    TOO_LONG = "too_long"  # above max_sentence_tokens, or a word above max_word_chars: junk
-    TIME_BUDGET = "time_budget"  # the document ran out of time before it was scored
-    SITE_TEMPLATE = "site_template"  # its block repeats on most of the site's recent pages
-    BOILERPLATE = "boilerplate"  # in a block the labeller (corpus/article mode) drops
 
-    ALL = (HIGH_PERPLEXITY, NO_WORDS, TOO_LONG, TIME_BUDGET, SITE_TEMPLATE, BOILERPLATE)
+class DropReason(metaclass=_Registered):
+    """Why a sentence was dropped: the reasons of the rules shipped (`filters`); ``ALL`` is
+    every registered one."""
+
+    HIGH_PERPLEXITY = HighPerplexity.reason  # above max_sentence_perplexity: the paper's method
+    NO_WORDS = NoWords.reason  # no letter at all: separators, page numbers, lone symbols
+    TOO_LONG = TooLong.reason  # above max_sentence_tokens, or a word above max_word_chars: junk
+    TIME_BUDGET = TimeBudget.reason  # the document ran out of time before it was scored
+    SITE_TEMPLATE = SiteTemplate.reason  # its block repeats on most of the site's recent pages
+    BOILERPLATE = Boilerplate.reason  # in a block the labeller (corpus/article mode) drops
 
 
 class ErrorReason:
@@ -108,9 +123,8 @@ def decide_sentences(
 ) -> list[tuple[bool, str | None]]:
     """`decide_sentence` for a page's sentences at once (the same rules, fewer Python calls)."""
     keep: tuple[bool, None] = (True, None)
-    no_words = (False, DropReason.NO_WORDS)
-    long = (False, DropReason.TOO_LONG)
-    too_high = (False, DropReason.HIGH_PERPLEXITY)
+    reasons = REGISTRY.columns().reasons
+    no_words, long, too_high = ((False, reason) for reason in reasons[:3])
     fast = native_module("sentences")
     if fast is not None:
         words = fast.has_words(texts if isinstance(texts, list) else list(texts))
@@ -190,14 +204,19 @@ def decide_page(
     max_word_chars: int = MAX_WORD_CHARS_DEFAULT,
     content: Sequence[bool] | None = None,
     template: Collection[int] = frozenset(),
+    sentence_reasons: Sequence[str | None] | None = None,
+    block_reasons: Mapping[int, str] | None = None,
 ) -> tuple[tuple[list[Any], ...], tuple[float, int, float, int], dict[str, int]]:
     """Every decision on a page's sentences, and the page's sums, from their scores.
 
-    Each sentence's perplexity is KenLM's (``None`` without tokens, and for the positions in
-    ``unscored``, whose language has no model); `decide_sentences` decides (with
-    ``max_sentence_tokens`` and ``max_word_chars``, `too_long`); block-level
-    verdicts come first: a block of the site's ``template`` (`DropReason.SITE_TEMPLATE`), then
-    a block the labeller's ``content`` marks as boilerplate (`DropReason.BOILERPLATE`).
+    The rules are the registry's (`filters.REGISTRY`), in two levels, the later overriding:
+    each sentence's (`decide_sentences`: no words, `too_long` with ``max_sentence_tokens``
+    and ``max_word_chars``, then the perplexity limit; KenLM's perplexity is ``None``
+    without tokens, and for the positions in ``unscored``, whose language has no model), then
+    the added sentence filters' verdicts (``sentence_reasons``, `Registry.sentence_reasons`);
+    then its block's: a block of the site's ``template`` (`DropReason.SITE_TEMPLATE`), a
+    block the labeller's ``content`` marks as boilerplate (`DropReason.BOILERPLATE`), then
+    the added block filters' verdicts (``block_reasons``, `Registry.block_reasons`).
 
     Args:
         texts, block_of: the page's sentences and the block of each.
@@ -219,9 +238,9 @@ def decide_page(
         )
         return fast.decide_page(
             list(texts), list(block_of), log10_probs, n_tokens, n_oovs, unscored,
-            float(max_sentence_perplexity), content, template, DropReason.NO_WORDS,
-            DropReason.HIGH_PERPLEXITY, DropReason.SITE_TEMPLATE, DropReason.BOILERPLATE,
-            min(max_sentence_tokens, max_word_chars), is_long, DropReason.TOO_LONG,
+            float(max_sentence_perplexity), content, template,
+            min(max_sentence_tokens, max_word_chars), is_long, REGISTRY.columns().reasons,
+            sentence_reasons, block_reasons,
         )  # fmt: skip
     if not len(block_of) == len(log10_probs) == len(n_tokens) == len(n_oovs) == len(texts):
         raise ValueError("one block index and one score per sentence")
@@ -236,14 +255,23 @@ def decide_page(
         texts, perplexities, max_sentence_perplexity=max_sentence_perplexity,
         max_sentence_tokens=max_sentence_tokens, max_word_chars=max_word_chars,
     )  # fmt: skip
-    if content is not None or template:
-        as_template = (False, DropReason.SITE_TEMPLATE)
-        as_boilerplate = (False, DropReason.BOILERPLATE)
+    if sentence_reasons is not None:
+        decisions = [
+            (False, added) if decision[0] and added is not None else decision
+            for decision, added in zip(decisions, sentence_reasons, strict=True)
+        ]
+    if content is not None or template or block_reasons is not None:
+        *_, template_reason, boilerplate_reason = REGISTRY.columns().reasons
+        as_template = (False, template_reason)
+        as_boilerplate = (False, boilerplate_reason)
+        by_block = block_reasons or {}
         decisions = [
             as_template
             if b in template
             else as_boilerplate
             if content is not None and not content[b]
+            else (False, by_block[b])
+            if b in by_block
             else decision
             for b, decision in zip(block_of, decisions, strict=True)
         ]

@@ -42,6 +42,7 @@ from .decode import (
     is_page_type,
 )
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
+from .filters import REGISTRY
 from .guard import guard_content
 from .labeller import (
     block_kinds,
@@ -393,76 +394,113 @@ class _Run:
         self._lap("site", t)
 
     def _score_blocks(self, blocks: list[Block]) -> None:
+        """The steps after parsing, each timed under its name (`CleanedDocument.seconds`):
+        language, split, score, label (and page_type), decide. Past the deadline, every
+        sentence is dropped (``time_budget``) and the document ends with that error."""
         t = time.perf_counter()
         block_texts = _attributes(blocks, "text")
-        self.language, block_languages = identifier().identify_page(block_texts)
+        block_languages = self._identify_languages(block_texts)
         t = self._lap("language", t)
+        texts, block_of, languages = self._split(blocks, block_texts, block_languages)
+        t = self._lap("split", t)
+        try:
+            check_deadline(self.deadline, "before scoring")
+            scores, unscored = self._score_sentences(texts, languages)
+            t = self._lap("score", t)
+            content, max_ppl, t = self._label(
+                blocks, texts, block_of, scores=scores, unscored=unscored, t=t
+            )
+            self._decide(
+                blocks, texts, block_of, languages, scores=scores, unscored=unscored,
+                content=content, max_ppl=max_ppl,
+            )  # fmt: skip
+            self._lap("decide", t)
+        except TimeBudgetExceeded:
+            self._out_of_time(texts, block_of, languages)
+            raise
+
+    def _identify_languages(self, block_texts: list[str]) -> list[Any]:
+        """The page's language (``self.language``) and each block's (`language.identifier`)."""
+        self.language, block_languages = identifier().identify_page(block_texts)
+        return block_languages
+
+    def _split(
+        self, blocks: list[Block], block_texts: list[str], block_languages: list[Any]
+    ) -> tuple[list[str], list[int], list[Any]]:
+        """The page's sentences (`segment.split_blocks`), the block of each and its language."""
         texts, block_of = split_blocks(block_texts, _attributes(blocks, "index"))
         first = block_languages[0] if block_languages else None
         if block_languages.count(first) == len(block_languages):  # one language: most pages
             languages = [first] * len(block_of)
         else:
             languages = [block_languages[b] for b in block_of]
-        t = self._lap("split", t)
-        try:
-            self._decide(blocks, texts, block_of, languages, t)
-        except TimeBudgetExceeded:
-            n = len(texts)
-            self.sentences = make_sentences(
-                (texts, block_of, [0.0] * n, [0] * n, [0] * n, [None] * n, [False] * n,
-                 [DropReason.TIME_BUDGET] * n, languages)
-            )  # fmt: skip
-            # their sums, which `result` need not count again past the deadline
-            self.totals = (0.0, 0, 0.0, 0, {DropReason.TIME_BUDGET: n} if n else {})
-            raise
+        return texts, block_of, languages
+
+    def _label(
+        self,
+        blocks: list[Block],
+        texts: list[str],
+        block_of: list[int],
+        *,
+        scores: ScoreColumns,
+        unscored: set[int],
+        t: float,
+    ) -> tuple[list[bool] | None, float, float]:
+        """Which blocks are content (None in perplexity mode) and the sentences' perplexity
+        limit (`decide.sentence_limit`): the mode's labeller, the multilingual labeller where
+        it applies, the content-loss guard; then the page's type. Returns them with the time
+        of the last lap."""
+        settings = self.settings
+        if settings.mode == "perplexity":
+            self.block_kinds = tuple(block_kinds(blocks))
+            return None, sentence_limit(settings), t
+        features_scores = scores
+        if unscored:  # no model, no evidence either way: neutral perplexity features
+            log_ppl = load_labeller(settings.mode, self.labeller_path).unscored_log_ppl
+            log10_probs, n_tokens, n_oovs = map(list, scores)
+            for i in unscored:
+                log10_probs[i], _, n_oovs[i] = unscored_score(n_tokens[i], log_ppl)
+            features_scores = (log10_probs, n_tokens, n_oovs)
+        content, kinds, labeller, rows = label_blocks(
+            blocks, texts, block_of, features_scores, mode=settings.mode,
+            labeller_path=self.labeller_path, site_evidence=self.site_evidence,
+            deadline=self.deadline,
+        )  # fmt: skip
+        max_ppl = sentence_limit(settings, labeller.max_sentence_perplexity)
+        if self._multilingual_applies():
+            content = self._multilingual_content(blocks, content)
+        if settings.content_guard:
+            content, self.guard = guard_content(content, blocks, rows)
+        self.block_kinds = tuple(kinds)
+        t = self._lap("label", t)
+        if self.html is not None:
+            self._classify_page(blocks, rows)
+            t = self._lap("page_type", t)
+        check_deadline(self.deadline, "while labelling")
+        return content, max_ppl, t
 
     def _decide(
         self,
         blocks: list[Block],
         texts: list[str],
         block_of: list[int],
-        languages: list[str],
-        t: float,
+        languages: list[Any],
+        *,
+        scores: ScoreColumns,
+        unscored: set[int],
+        content: list[bool] | None,
+        max_ppl: float,
     ) -> None:
-        """Score, label and decide the page's sentences; past the deadline, every sentence is
-        dropped (``time_budget``) and the document ends with that error."""
-        check_deadline(self.deadline, "before scoring")
-        scores, unscored = self._score_sentences(texts, languages)
-        t = self._lap("score", t)
+        """Every decision on the page's sentences (`decide.decide_page`, with the filters
+        added to `filters.REGISTRY`), its sums and its kept text."""
         settings = self.settings
-        max_ppl = sentence_limit(settings)
-        content: list[bool] | None = None
-        if settings.mode == "perplexity":
-            self.block_kinds = tuple(block_kinds(blocks))
-        else:
-            features_scores = scores
-            if unscored:  # no model, no evidence either way: neutral perplexity features
-                log_ppl = load_labeller(settings.mode, self.labeller_path).unscored_log_ppl
-                log10_probs, n_tokens, n_oovs = map(list, scores)
-                for i in unscored:
-                    log10_probs[i], _, n_oovs[i] = unscored_score(n_tokens[i], log_ppl)
-                features_scores = (log10_probs, n_tokens, n_oovs)
-            content, kinds, labeller, rows = label_blocks(
-                blocks, texts, block_of, features_scores, mode=settings.mode,
-                labeller_path=self.labeller_path, site_evidence=self.site_evidence,
-                deadline=self.deadline,
-            )  # fmt: skip
-            max_ppl = sentence_limit(settings, labeller.max_sentence_perplexity)
-            if self._multilingual_applies():
-                content = self._multilingual_content(blocks, content)
-            if settings.content_guard:
-                content, self.guard = guard_content(content, blocks, rows)
-            self.block_kinds = tuple(kinds)
-            t = self._lap("label", t)
-            if self.html is not None:
-                self._classify_page(blocks, rows)
-                t = self._lap("page_type", t)
-            check_deadline(self.deadline, "while labelling")
         columns, totals, dropped = decide_page(
             texts, block_of, scores, unscored=unscored, max_sentence_perplexity=max_ppl,
             max_sentence_tokens=settings.max_sentence_tokens,
             max_word_chars=settings.max_word_chars,
             content=content, template=self.template_blocks,
+            sentence_reasons=REGISTRY.sentence_reasons(texts, settings),
+            block_reasons=REGISTRY.block_reasons(blocks, settings),
         )  # fmt: skip
         log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons = columns
         self.sentences = make_sentences(
@@ -471,7 +509,16 @@ class _Run:
         )  # fmt: skip
         self.totals = (*totals, dropped)
         self.block_texts = join_kept(texts, block_of, keeps)
-        self._lap("decide", t)
+
+    def _out_of_time(self, texts: list[str], block_of: list[int], languages: list[Any]) -> None:
+        """Every sentence dropped as the page rule `filters.TimeBudget` says."""
+        n = len(texts)
+        self.sentences = make_sentences(
+            (texts, block_of, [0.0] * n, [0] * n, [0] * n, [None] * n, [False] * n,
+             [DropReason.TIME_BUDGET] * n, languages)
+        )  # fmt: skip
+        # their sums, which `result` need not count again past the deadline
+        self.totals = (0.0, 0, 0.0, 0, {DropReason.TIME_BUDGET: n} if n else {})
 
     def _classify_page(self, blocks: list[Block], rows: np.ndarray) -> None:
         """Name the page's type (`page_types`) from the labeller's rows and the page's URL:

@@ -469,6 +469,13 @@ def test_native_decide_page_equals_the_reference(native, monkeypatch):
             "template": frozenset(rnd.sample(range(5), k=rnd.randint(0, 2))),
             "max_sentence_tokens": rnd.choice([4, 8, 10_000]),
             "max_word_chars": rnd.choice([5, 12, 1000]),
+            # the verdicts of filters added to the registry (`filters.Registry`)
+            "sentence_reasons": [rnd.choice([None, None, "toy_a", "toy_b"]) for _ in range(n)]
+            if rnd.random() < 0.3
+            else None,
+            "block_reasons": {b: rnd.choice(["toy_c", "toy_d"]) for b in rnd.sample(range(5), 2)}
+            if rnd.random() < 0.3
+            else None,
         }
         columns = lm.score_columns(scores)
         fast = decide.decide_page(texts, block_of, columns, **options)

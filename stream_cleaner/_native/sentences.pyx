@@ -315,20 +315,27 @@ cdef extern from "math.h":
 
 
 def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list n_oovs,
-                unscored, double max_perplexity, content, template, str no_words,
-                str too_high, str site_template, str boilerplate, Py_ssize_t shortest_long,
-                too_long, str long):
+                unscored, double max_perplexity, content, template, Py_ssize_t shortest_long,
+                too_long, tuple reasons, sentence_reasons, block_reasons):
     """`decide.decide_page` in one pass: the same columns, sums and counts (its Python code
     is the reference; tests compare both). ``too_long`` is `decide.too_long` with the
-    settings' limits, asked of the sentences longer than ``shortest_long`` characters only."""
+    settings' limits, asked of the sentences longer than ``shortest_long`` characters only.
+    ``reasons`` is the registry's reason of each step of the pass (`filters.PASS_STEPS`:
+    `filters.Registry.columns`); ``sentence_reasons`` (by sentence) and ``block_reasons`` (by
+    block index) the verdicts of the filters added to it, or None."""
     cdef Py_ssize_t n = len(texts), i
     cdef double lp, x, ppl_value, total_lp = 0.0, kept_lp = 0.0
     cdef long long tokens, total_n = 0, kept_n = 0
-    cdef bint keep, has, block_level = content is not None or bool(template)
-    cdef list perplexities = [], keeps = [], reasons = [], words
+    cdef bint keep, has
+    cdef bint block_level = content is not None or bool(template) or block_reasons is not None
+    cdef list perplexities = [], keeps = [], reasons_out = [], words
     cdef dict dropped = {}
+    cdef str no_words, long, too_high, site_template, boilerplate
+    no_words, long, too_high, site_template, boilerplate = reasons
     if not len(block_of) == len(log10_probs) == len(n_tokens) == len(n_oovs) == n:
         raise ValueError("one block index and one score per sentence")
+    if sentence_reasons is not None and len(sentence_reasons) != n:
+        raise ValueError("one added verdict per sentence")
     words = has_words(texts)
     for i in range(n):
         lp_object = log10_probs[i]
@@ -354,14 +361,20 @@ def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list
             keep, reason = False, too_high
         else:
             keep, reason = True, None
+        if keep and sentence_reasons is not None:
+            added = sentence_reasons[i]
+            if added is not None:
+                keep, reason = False, added
         if block_level:
             b = block_of[i]
             if b in template:
                 keep, reason = False, site_template
             elif content is not None and not content[b]:
                 keep, reason = False, boilerplate
+            elif block_reasons is not None and b in block_reasons:
+                keep, reason = False, block_reasons[b]
         keeps.append(keep)
-        reasons.append(reason)
+        reasons_out.append(reason)
         if ppl is not None:
             lp = lp_object
             total_lp += lp
@@ -372,7 +385,7 @@ def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list
         if not keep:
             key = reason or "unknown"
             dropped[key] = dropped.get(key, 0) + 1
-    columns = (log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons)
+    columns = (log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons_out)
     return columns, (total_lp, total_n, kept_lp, kept_n), dropped
 
 
