@@ -48,15 +48,16 @@ from stream_cleaner.block_features import (
     BASELINE_FEATURE_NAMES,
     FEATURE_NAMES,
     LANGUAGE_FEATURES,
-    MULTILINGUAL_FORMAT,
-    MULTILINGUAL_MODEL,
     TOP_TAGS,
-    MultilingualLabeller,
-    container_mask,
     page_features,
     top_tags,
 )
-from stream_cleaner.labeller import BOILERPLATE_CONTAINERS, TreeEnsemble
+from stream_cleaner.labeller import BOILERPLATE_CONTAINERS, TreeEnsemble, container_mask
+from stream_cleaner.multilingual_labeller import (
+    MULTILINGUAL_FORMAT,
+    MULTILINGUAL_MODEL,
+    MultilingualLabeller,
+)
 from stream_cleaner.training import TRAIN_PARAMS, export_trees, page_folds
 
 DATA = Path(__file__).resolve().parent.parent / ".cache" / "data" / "multiboilernet"

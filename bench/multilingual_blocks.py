@@ -29,8 +29,9 @@ from pathlib import Path
 import numpy as np
 from multilingual import params_of, spec_of
 
-from stream_cleaner.block_features import FEATURE_NAMES, MULTILINGUAL_MODEL, block_features
+from stream_cleaner.block_features import FEATURE_NAMES, language_independent_features
 from stream_cleaner.labeller import TreeEnsemble
+from stream_cleaner.multilingual_labeller import MULTILINGUAL_MODEL
 from stream_cleaner.training import load_training_pages, macro_f1, page_folds
 
 GRID = [(leaves, trees) for leaves in (7, 15) for trees in (50, 100, 200)]
@@ -58,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
 
     pages = load_training_pages(DEV)
-    mats = [block_features(p.blocks) for p in pages]
+    mats = [language_independent_features(p.blocks) for p in pages]
     fold = page_folds(pages, FOLDS)
     best = (0, 0, 0.0, -1.0)
     for leaves, trees in GRID:

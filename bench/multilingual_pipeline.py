@@ -39,9 +39,9 @@ import numpy as np
 from multilingual import PAPER, Page, load_set, scores_of
 
 from stream_cleaner import CleanerSettings, pipeline
-from stream_cleaner.block_features import load_multilingual
 from stream_cleaner.document import RawDocument
 from stream_cleaner.evaluate import clean_pages, read_pages, score_outputs
+from stream_cleaner.multilingual_labeller import load_multilingual
 from stream_cleaner.parse import BLOCK_TAGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,7 +143,7 @@ def speed(passes: int) -> None:
     import tempfile
     import time
 
-    from stream_cleaner.block_features import MULTILINGUAL_MODEL
+    from stream_cleaner.multilingual_labeller import MULTILINGUAL_MODEL
 
     pages = [p for name in ("cleaneval/zh", "jp", "thai") for p in load_set(name)]
     docs = [RawDocument(body=page_html(p), id=p.name) for p in pages]

@@ -105,13 +105,12 @@ import lightgbm
 import numpy as np
 from multilingual import TEST_SETS, THRESHOLDS, VALIDATION, Page, load_set, params_of, scores_of
 
-from stream_cleaner.block_features import (
+from stream_cleaner.labeller import BOILERPLATE_CONTAINERS, container_mask
+from stream_cleaner.multilingual_labeller import (
     MULTILINGUAL_MODEL,
     MultilingualLabeller,
     SequenceLayer,
-    container_mask,
 )
-from stream_cleaner.labeller import BOILERPLATE_CONTAINERS
 from stream_cleaner.training import page_folds
 
 CACHE = Path(__file__).resolve().parent.parent / ".cache" / "sequence"
@@ -595,12 +594,12 @@ def test(args: argparse.Namespace) -> None:
 
 
 def speed(args: argparse.Namespace) -> None:
-    """The product's forward pass (`block_features.SequenceLayer`, numpy and the native
+    """The product's forward pass (`multilingual_labeller.SequenceLayer`, numpy and the native
     loop) of the candidate's networks: checked against torch, then timed."""
     name, epoch, _avg = parse_candidate(args.candidate)
     variant = VARIANTS[name]
     if variant["cell"] != "gru" or variant.get("tree_input"):
-        sys.exit("the runtime (block_features.SequenceLayer) runs GRUs on the features alone")
+        sys.exit("the runtime's SequenceLayer (multilingual_labeller) runs GRUs on the features")
     seeds = (1, 2, 3)
     en = English()
     scale, nets = final_networks(en, name, epoch, seeds)
@@ -646,7 +645,7 @@ def _packed(a: Any) -> dict[str, Any]:
 
 def sequence_spec(variant: dict[str, Any], scale: Scaler, nets: list[Any], threshold: float):
     """The ``sequence`` section of a multilingual labeller file for these networks (GRUs
-    averaged with the trees, as `block_features.SequenceLayer` reads it)."""
+    averaged with the trees, as `multilingual_labeller.SequenceLayer` reads it)."""
     networks = []
     for net in nets:
         state = {k: v.detach().numpy() for k, v in net.state_dict().items()}
@@ -675,7 +674,7 @@ def save(args: argparse.Namespace) -> None:
     name, epoch, avg = parse_candidate(args.candidate)
     variant = VARIANTS[name]
     if variant["cell"] != "gru" or variant.get("tree_input") or not avg:
-        sys.exit("the runtime (block_features.SequenceLayer) reads GRUs averaged with the trees")
+        sys.exit("the runtime's SequenceLayer (multilingual_labeller) reads GRUs with the trees")
     selected = json.loads((CACHE / "select-1.json").read_text())
     seeds = (1, 2, 3)
     en = English()

@@ -31,12 +31,8 @@ import lightgbm
 import numpy as np
 from multilingual import FOLDS, THRESHOLDS, VALIDATION, Page, load_set, params_of, scores_of
 
-from stream_cleaner.block_features import (
-    FEATURE_NAMES,
-    TOP_TAGS,
-    container_mask,
-)
-from stream_cleaner.labeller import BOILERPLATE_CONTAINERS
+from stream_cleaner.block_features import FEATURE_NAMES, TOP_TAGS
+from stream_cleaner.labeller import BOILERPLATE_CONTAINERS, container_mask
 
 SEEDS = 3
 FIRST_SEED = 1

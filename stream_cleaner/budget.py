@@ -11,7 +11,7 @@ The stages look at the clock often enough that a page stops within a few percent
 budget: the walks every 1,024 elements (`parse`, ``_native/lexbor_walk``), the scoring between
 slices of sentences (`pipeline`), the labellers between their steps and between chunks of rows
 (`labeller`, `block_features`), and the multilingual labeller's recurrence every 256 rows
-(`block_features.gru_states`; ``_native/sequence`` reads the same clock in C).
+(`multilingual_labeller.gru_states`; ``_native/sequence`` reads the same clock in C).
 """
 
 from __future__ import annotations

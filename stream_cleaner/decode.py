@@ -297,8 +297,9 @@ def is_page_type(content_type: str) -> bool:
 
 
 def http_status(value: object) -> int | None:
-    """An envelope's or JSON line's ``status``: an integer, or a string of digits, or absent
-    (``None``).
+    """A raw message's ``status`` header (`streaming.records`): an integer, or a string of
+    digits, or absent (``None``). An envelope's ``status`` is an integer by its schema
+    (`envelope.parse_envelope`).
 
     Raises:
         ValueError: any other value.

@@ -12,7 +12,7 @@ counted) and is never dropped as ``high_perplexity``: with no model, the paper's
 nothing to say, so perplexity mode keeps it unless it has no words. Site templates still
 apply, and in corpus/article mode the labeller decides from its language-independent
 features, its perplexity features set to a neutral value (the labeller's
-``unscored_log_ppl``). In corpus mode the multilingual labeller (`block_features`,
+``unscored_log_ppl``). In corpus mode the multilingual labeller (`multilingual_labeller`,
 language-independent features only) must also call a block content on such a page
 (``settings.multilingual_labeller``).
 """
@@ -30,7 +30,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._native import native_module
-from .block_features import load_multilingual
 from .budget import TimeBudgetExceeded, check_deadline, deadline_after
 from .decide import DropReason, ErrorReason, decide_page, sentence_limit
 from .decode import (
@@ -60,6 +59,7 @@ from .lm import (
     normalize_many,
     score_columns,
 )
+from .multilingual_labeller import load_multilingual
 from .page_types import classify_page, load_page_types
 from .parse import (
     PageTooLarge,

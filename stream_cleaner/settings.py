@@ -25,7 +25,7 @@ MODE_DEFAULT = "auto"
 # (its file records the limit chosen on its training data, or none), on = max_sentence_perplexity,
 # off = none.
 SENTENCE_FILTERS = ("auto", "on", "off")
-# On which pages the language-independent multilingual labeller (`block_features`) must also
+# On which pages the language-independent multilingual labeller (`multilingual_labeller`) must also
 # call a block content for it to be kept: auto = pages whose language has no language model,
 # in corpus mode (the corpus labeller then sees no perplexity) and in auto mode for languages
 # written without spaces between words (`language.UNSPACED_LANGUAGES`), on = every page of the

@@ -669,7 +669,7 @@ def test_a_bad_json_line_that_names_its_id_keeps_it(tmp_path: Path) -> None:
     (named, unnamed), _ = read_all([path])
 
     assert (named.doc.id, named.doc.url) == ("doc-9", "http://n/")
-    assert "not base64" in named.doc.error
+    assert "body_base64 is not valid base64" in named.doc.error
     assert unnamed.doc.id == f"{path}:2"
 
 
@@ -717,10 +717,10 @@ def test_jsonl_fields_and_bad_lines_become_documents_or_errors(tmp_path: Path) -
     errors = {s.doc.id: s.doc.error for s in sources if s.doc.error is not None}
     assert list(errors) == [f"{path}:{n}" for n in (5, 6, 7, 8, 9)]
     assert all(e.startswith(f"{ReaderError.INVALID_JSON}: ") for e in errors.values())
-    assert "must be an object, not list" in errors[f"{path}:6"]
+    assert "a JSON array where an envelope object belongs" in errors[f"{path}:6"]
     assert "no body, body_base64 or html" in errors[f"{path}:7"]
-    assert "body must be a string, not int" in errors[f"{path}:8"]
-    assert "not base64" in errors[f"{path}:9"]
+    assert "body must be a string, not number" in errors[f"{path}:8"]
+    assert "body_base64 is not valid base64" in errors[f"{path}:9"]
     assert next(s.origin for s in sources if s.doc.error) == f"jsonl:{path}:5"
     assert all(s.doc.body == b"" for s in sources if s.doc.error)
     assert (stats.documents, stats.failed, stats.skipped["blank_line"]) == (9, 5, 1)

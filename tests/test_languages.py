@@ -254,7 +254,7 @@ def _drop_all_labeller(tmp_path) -> str:
     """The shipped multilingual labeller with a threshold no block reaches."""
     import json
 
-    from stream_cleaner.block_features import MULTILINGUAL_MODEL
+    from stream_cleaner.multilingual_labeller import MULTILINGUAL_MODEL
 
     spec = json.loads(MULTILINGUAL_MODEL.read_text(encoding="utf-8"))
     spec["threshold"] = 1e9

@@ -578,7 +578,7 @@ def test_native_tree_walk_keeps_deep_trees_in_node_arrays(native, monkeypatch):
     import numpy as np
 
     from stream_cleaner import labeller
-    from stream_cleaner.block_features import load_multilingual
+    from stream_cleaner.multilingual_labeller import load_multilingual
 
     trees = load_multilingual().trees
     assert trees.depth > labeller._COMPLETE_MAX_DEPTH and trees.complete is None
@@ -591,8 +591,8 @@ def test_native_tree_walk_keeps_deep_trees_in_node_arrays(native, monkeypatch):
 def test_native_gru_states_equal_numpy(native, monkeypatch):
     import numpy as np
 
-    from stream_cleaner import block_features
-    from stream_cleaner.block_features import gru_states, load_multilingual
+    from stream_cleaner import multilingual_labeller
+    from stream_cleaner.multilingual_labeller import gru_states, load_multilingual
 
     sequence = load_multilingual().sequence
     rng = np.random.default_rng(5)
@@ -611,7 +611,7 @@ def test_native_gru_states_equal_numpy(native, monkeypatch):
     # and through the labeller: the same log-odds with and without the native module
     x = sequence.mean + sequence.scale * rng.normal(size=(120, len(sequence.mean)))
     fast = sequence.network_logits(x)
-    monkeypatch.setattr(block_features, "native_module", lambda name: None)
+    monkeypatch.setattr(multilingual_labeller, "native_module", lambda name: None)
     np.testing.assert_allclose(fast, sequence.network_logits(x), rtol=0, atol=1e-12)
 
 
@@ -622,8 +622,8 @@ def test_native_gru_states_stop_at_a_deadline_as_numpy_does(native):
 
     import numpy as np
 
-    from stream_cleaner.block_features import RECURRENCE_STEPS, gru_states, load_multilingual
     from stream_cleaner.budget import TimeBudgetExceeded
+    from stream_cleaner.multilingual_labeller import RECURRENCE_STEPS, gru_states, load_multilingual
 
     sequence = load_multilingual().sequence
     w_hh, b_hh = sequence.w_hh, sequence.b_hh

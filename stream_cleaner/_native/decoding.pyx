@@ -6,6 +6,9 @@ Python's decoder calls the error handler once per invalid stretch, some 0.8 µs 
 a million stray windows-1252 bytes took a second. Each byte of an invalid stretch is read on its
 own either way (a stretch's later bytes are continuation bytes, which begin no sequence), so
 the text is exactly Python's.
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`utf8_with_cp1252`: `decode._utf8_with_cp1252`.
 """
 
 from libc.string cimport memcpy

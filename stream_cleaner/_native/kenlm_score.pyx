@@ -31,6 +31,11 @@ A page's sentences are normalised with the GIL held, then scored without it: the
 event loop (another thread) publishes and fetches meanwhile, on the other core. A scorer's
 memo tables are not safe for two threads at once, so each scorer has a lock, taken without
 the GIL.
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`PageScorer.score_many`, `.score_texts`, `.score_columns`: the Python loops of
+  `lm.LanguageModel.score_many`, `.score_texts`, `.score_columns` (`LanguageModel.score` per
+  sentence, after `lm.normalize_many` for the last two).
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc

@@ -8,6 +8,11 @@ objects only for what a block keeps: text nodes are decoded from lexbor's UTF-8 
 the block's collapsed text (no string per node), the open elements and a block's tag path are C
 arrays of tag ids, and the blocks are made by writing their slots (`sentences.make_records`).
 `parse._walk` stays the reference: tests check that both give the same blocks.
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`walk_blocks`: `parse._walk`; `count_char`: ``str.count``; `max_tag_depth`: `parse._nest`
+(`parse.max_tag_depth`); `attribute_work`, `markup_work`: the Python paths of
+`parse.attribute_work`, `parse.markup_work`.
 """
 
 from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc

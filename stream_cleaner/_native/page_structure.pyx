@@ -5,6 +5,10 @@ The elements (runs of blocks whose tag paths share their first tags) are kept on
 the blocks go by: one pass sums each element's characters, prose and link characters (or its
 scores), a second pass replays the same stack and writes each block's row. The arithmetic is
 the reference's, in the same order, so both give the same numbers (tests compare them).
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`structure_features`, `score_context`, `common_depths`: the functions of the same
+names in `page_structure`.
 """
 
 from libc.math cimport log1p

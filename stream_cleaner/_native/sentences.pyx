@@ -6,6 +6,12 @@ sentence-final punctuation, optional closing quotes or brackets, white space, th
 character of what follows; CJK full stops need no white space) and looks up the word before a
 dot in the reference's ABBREVIATIONS. Tests check both give
 the same sentences.
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`split_blocks`: `segment.split_blocks`; `join_kept`: `segment.join_kept`; `has_words`:
+the word test of `decide.decide_sentences`; `decide_page`: `decide.decide_page`;
+`make_records`: calling the record class (`pipeline.make_sentences`, the blocks of
+`parse`); `sentence_values`: `streaming.records.sentence_values`.
 """
 
 from cpython.unicode cimport Py_UNICODE_ISLOWER, Py_UNICODE_ISSPACE

@@ -1,11 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""`block_features.SequenceLayer`'s recurrence in C: GRU steps over a page's rows.
+"""`multilingual_labeller.SequenceLayer`'s recurrence in C: GRU steps over a page's rows.
 
 numpy's version takes a dozen array operations per row (a batched matrix product, the gates,
 the update), each a few microseconds of Python and dispatch for a few thousand multiply-adds;
 here each step is plain loops, without the GIL. The same gates (torch's GRU: reset, update,
 candidate); the sigmoid and tanh are written with ``exp`` (glibc's ``tanh`` is several times
 slower), so the states differ from numpy's by rounding only (1e-15 on the shipped networks).
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`gru_states`: `multilingual_labeller.gru_states`.
 """
 
 import numpy as np

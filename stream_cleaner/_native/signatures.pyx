@@ -1,5 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""`sites.block_signatures` in one call per page: the same bytes into the same CRC-32."""
+"""`sites.block_signatures` in one call per page: the same bytes into the same CRC-32.
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`block_signatures`: `sites.block_signatures`.
+"""
 
 
 cdef extern from "zlib.h":

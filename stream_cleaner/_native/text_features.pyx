@@ -5,6 +5,13 @@ Per block: how many characters of each of the labeller's seven classes, the clas
 first character, whether the text ends a sentence or with a colon, and how many URL, legal,
 separator and date patterns it holds. Counts are integers, so the features the labeller
 computes from them are exactly the numpy version's (tests compare both).
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`page_features`: `labeller._block_features` (the numpy path of
+`labeller.block_features`); `text_features`: `labeller._text_features`; `block_kinds`:
+`labeller.block_kinds`; `attributes`: `pipeline._attributes`; `longest`,
+`with_code_points`: the Python paths of `language.LanguageIdentifier.identify_page`
+(``sorted(texts, key=len)``, `language._with_foreign_letters`).
 """
 
 from libc.string cimport memset
@@ -335,8 +342,8 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     memory, and the labeller's tree walk reads it transposed without a copy.
 
     Args:
-        blocks, sentences, block_of, log10_probs, n_tokens, n_oov: as `block_features` takes
-            them.
+        blocks, sentences, block_of, log10_probs, n_tokens, n_oov: as
+            `labeller.block_features` takes them.
         col: `labeller._INDEX` (own feature name -> column); n_own: how many own features.
         context_index, offsets: the own columns the neighbour features repeat, and the
             neighbours' offsets.

@@ -5,6 +5,10 @@ numpy's version takes one vectorised step per tree level over a (rows x trees) i
 a dozen array operations per level; here each (row, tree) pair walks its own path. The same
 comparison (``value > split``, so NaN goes left) and the same "a leaf points to itself" rule
 give the same leaves; the sums stay numpy's, so scores are bit-identical.
+
+Python twins (what each function must equal; DEVELOPERS.md names the tests):
+`leaf_values`, `leaf_values_complete`: `labeller.TreeEnsemble.leaf_values`; `leaf_sums`:
+the numpy sums of `labeller.TreeEnsemble.raw_scores`.
 """
 
 import numpy as np

@@ -5,6 +5,9 @@ WARC record, a bad JSON line, a file that cannot be opened) becomes a Source who
 has an empty body and ``error="<code>: <detail>"`` (codes in :class:`ReaderError`), so that the
 writers record the failure instead of losing the record.
 
+A JSON Lines file holds one crawl envelope per line (topics/crawl.raw-html.v1.schema.json),
+read by `stream_cleaner.envelope.parse_envelope`, the worker's parser too.
+
 WARC files are parsed here rather than by fastwarc or warcio: both lose or garble records on
 some corruptions without raising (a file cut inside its last record, a Content-Length that
 overshoots its record), and neither can carry on after a broken gzip member. This reader
@@ -14,8 +17,6 @@ Content-Length says, and after any corruption resumes at the next readable recor
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import os
 import re
@@ -27,16 +28,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, Final
 
-import orjson
-
 from stream_cleaner.decide import ErrorReason
 from stream_cleaner.decode import (
     MAX_DECODED_BYTES,
-    http_status,
     is_page_type,
     undo_content_coding,
 )
 from stream_cleaner.document import RawDocument
+from stream_cleaner.envelope import InvalidEnvelope, parse_envelope
 
 __all__ = [
     "JSONL_SUFFIXES",
@@ -1031,7 +1030,7 @@ def _decode_payload(headers: dict[str, str], payload: bytes) -> bytes:
     return undo_content_coding(headers, payload, max_bytes=MAX_DECODED_PAYLOAD_BYTES)
 
 
-# --- JSON Lines ----------------------------------------------------------------------------
+# --- JSON Lines: one crawl envelope per line (`envelope.parse_envelope`) ---------------------
 
 
 def _read_jsonl(
@@ -1087,89 +1086,15 @@ def _jsonl_source(line: bytes, *, name: str, lineno: int, relpath: str | None) -
     origin = f"jsonl:{name}:{lineno}"
     line_id = f"{name}:{lineno}"
     try:
-        doc = _jsonl_document(line, line_id)
-    except ValueError as exc:
-        doc_id, url = _named(line)
+        doc = parse_envelope(line, default_id=line_id)
+    except InvalidEnvelope as exc:  # the producer's id and URL, when the line names them
         return _error_source(
             ReaderError.INVALID_JSON,
-            str(exc),
-            doc_id=doc_id or line_id,
+            exc.detail,
+            doc_id=exc.id or line_id,
             origin=origin,
             relpath=None if relpath is None else f"{relpath}/line-{lineno}",
-            url=url,
+            url=exc.url,
         )
     record_name = safe_name(doc.id) if doc.id != line_id else f"line-{lineno}"
     return Source(doc, origin, None if relpath is None else f"{relpath}/{record_name}")
-
-
-def _named(line: bytes) -> tuple[str, str]:
-    """The id and URL a JSON line that cannot be read still names (``""`` where it names
-    none), so that its error record carries the producer's id rather than the line number."""
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return "", ""
-    if not isinstance(obj, dict):
-        return "", ""
-    raw_id, url = obj.get("id"), obj.get("url")
-    named = isinstance(raw_id, str | int) and not isinstance(raw_id, bool)
-    return (str(raw_id).strip() if named else ""), (url.strip() if isinstance(url, str) else "")
-
-
-def _jsonl_document(line: bytes, line_id: str) -> RawDocument:
-    """The RawDocument of one JSON line; ``line_id`` when it has no ``id``.
-
-    Raises:
-        ValueError: the line is not JSON, not an object, or has fields of the wrong type.
-    """
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(str(exc)) from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"a JSON line must be an object, not {type(obj).__name__}")
-    body: bytes | str
-    if "body" in obj:
-        body = _str_field(obj, "body", required=True)
-    elif "body_base64" in obj:
-        try:
-            body = base64.b64decode(_str_field(obj, "body_base64", required=True), validate=True)
-        except binascii.Error as exc:
-            raise ValueError(f"body_base64 is not base64: {exc}") from None
-    elif "html" in obj:
-        body = _str_field(obj, "html", required=True)
-    else:
-        raise ValueError("the object has no body, body_base64 or html field")
-    raw_id = obj.get("id")
-    if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int)):
-        raise ValueError(f"id must be a string or an integer, not {type(raw_id).__name__}")
-    status = http_status(obj.get("status"))
-    raw_headers = obj.get("headers") or {}
-    if not isinstance(raw_headers, dict):
-        raise ValueError(f"headers must be an object, not {type(raw_headers).__name__}")
-    headers = {
-        str(key): ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-        for key, value in raw_headers.items()
-    }
-    return RawDocument(
-        body=body,
-        id=str(raw_id) if raw_id not in (None, "") else line_id,
-        url=_str_field(obj, "url") or "",
-        headers=headers,
-        content_type=_str_field(obj, "content_type"),
-        status=status,
-    )
-
-
-def _str_field(obj: dict[str, Any], key: str, *, required: bool = False) -> str | None:
-    """``obj[key]`` if it is a string; ``None`` if it is absent or null and not required.
-
-    Raises:
-        ValueError: the value is of another type, or missing though required.
-    """
-    value = obj.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{key} must be a string, not {type(value).__name__}")
-    return value

@@ -9,7 +9,6 @@ topics, as documented in topics/README.md.
 from __future__ import annotations
 
 import asyncio
-import base64
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ..envelope import envelope_value
 from ..io import Source
 from .topics import COMPRESSION_TYPES, MAX_MESSAGE_BYTES_DEFAULT, KafkaSettings
 
@@ -35,27 +35,12 @@ class ProduceStats:
 def envelope_message(source: Source) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:
     """A page as the JSON envelope of crawl.raw-html.v1: (key, value, headers).
 
-    The body goes as text when it is valid UTF-8 and as ``body_base64`` otherwise, so bytes
-    in any charset arrive unchanged.
+    The value is `envelope.envelope_value`'s, which the worker reads back with
+    `envelope.parse_envelope` as the same document.
     """
     doc = source.doc
-    body = doc.body
-    envelope: dict[str, Any] = {"id": doc.id, "url": doc.url}
-    if doc.headers:
-        envelope["headers"] = dict(doc.headers)
-    if doc.content_type:
-        envelope["content_type"] = doc.content_type
-    if doc.status is not None:
-        envelope["status"] = doc.status
-    if isinstance(body, str):
-        envelope["body"] = body
-    else:
-        try:
-            envelope["body"] = body.decode("utf-8")
-        except UnicodeDecodeError:
-            envelope["body_base64"] = base64.b64encode(body).decode("ascii")
     headers = [("content-type", b"application/json")]
-    return doc.id.encode("utf-8"), orjson.dumps(envelope), headers
+    return doc.id.encode("utf-8"), envelope_value(doc), headers
 
 
 def raw_message(source: Source) -> tuple[bytes, bytes, list[tuple[str, bytes]]]:

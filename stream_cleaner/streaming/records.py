@@ -20,7 +20,6 @@ topics/README.md describes each topic and its JSON Schema.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import operator
 import re
@@ -37,6 +36,14 @@ from .._native import native_module
 from ..decide import ErrorReason
 from ..decode import BinaryContent, decode_body, http_status
 from ..document import CleanedDocument, RawDocument
+from ..envelope import (
+    MAX_ID_BYTES,
+    MAX_URL_BYTES,
+    InvalidEnvelope,
+    bounded_text,
+    exception_name,
+    parse_envelope,
+)
 from ..lm import LanguageModel
 from ..pipeline import clean_document
 from ..settings import CleanerSettings
@@ -61,10 +68,8 @@ DEAD_LETTER_PREFIX_BYTES_DEFAULT: Final = 64 * 1024
 DEAD_LETTER_MAX_KEY_BYTES: Final = 16 * 1024
 DEAD_LETTER_MAX_HEADERS: Final = 1000
 DEAD_LETTER_MAX_HEADER_BYTES: Final = 64 * 1024
-# Longer ids, URLs and error details (in UTF-8 bytes) are shortened (`bounded_text`): one
-# 6 MB id header made every record of its page 6 MB, over the broker's limit.
-MAX_ID_BYTES: Final = 1024
-MAX_URL_BYTES: Final = 16 * 1024
+# Longer error details (in UTF-8 bytes) are shortened (`bounded_text`), as ids and URLs are
+# (`envelope.MAX_ID_BYTES`, `envelope.MAX_URL_BYTES`).
 MAX_DETAIL_BYTES: Final = 4096
 # What a record's key and value leave of the producer's limit (max_message_bytes) for its
 # headers and framing. A document or sentence record above it ends as a `too_large` dead letter.
@@ -91,13 +96,10 @@ Headers = tuple[tuple[str, bytes], ...]
 KeyValue = tuple[bytes, bytes]
 
 _DUMPS_OPTIONS: Final = orjson.OPT_SORT_KEYS
-_BOM: Final = b"\xef\xbb\xbf"
 # Regexes rather than lstrip(): they stop at the first other byte instead of copying 10 MB.
 _JSON_START = re.compile(rb"\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{")
 _BLANK = re.compile(rb"\A(?:\xef\xbb\xbf)?[ \t\r\n]*\Z")
 _URL = re.compile(r"\Ahttps?://\S+\Z", re.IGNORECASE)
-_TEXT_ENCODINGS: Final = (None, "text")
-_BASE64_ENCODINGS: Final = ("base64",)
 
 
 class DeadLetterReason:
@@ -203,20 +205,6 @@ def normalize_headers(
     return tuple(out)
 
 
-def bounded_text(text: str, max_bytes: int) -> str:
-    """``text``, or when its UTF-8 is longer than ``max_bytes``, its start, "…sha256:" and the
-    SHA-256 of the whole (hex), ``max_bytes`` in all: the same text is shortened the same way
-    on every replay, and two long texts stay apart."""
-    if len(text) * 4 <= max_bytes:
-        return text  # short enough in any encoding: no need to encode it
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= max_bytes:
-        return text
-    digest = hashlib.sha256(data).hexdigest()
-    start = data[: max(max_bytes - 74, 0)].decode("utf-8", "ignore")
-    return f"{start}…sha256:{digest}"
-
-
 def stable_id(msg: InputMessage) -> str:
     """The id of a message that names none: ``kafka:topic:partition:offset``, the same on replay."""
     return f"kafka:{msg.source}"
@@ -274,9 +262,9 @@ def decode_input(
 
     Returns:
         The RawDocument to clean, or the DeadLetter to publish: ``too_large``;
-        ``invalid_envelope`` for a JSON value that is not a valid envelope (not JSON, not an
-        object, no ``body``/``body_base64``/``html`` field, a field of the wrong type, an
-        unknown ``body_encoding``, bad base64); ``internal_error`` for a bug. An empty or null
+        ``invalid_envelope`` for a JSON value that is not a valid envelope (what
+        `envelope.parse_envelope`, the CLI's parser too, refuses: what the topic's schema
+        refuses, and base64 that does not decode); ``internal_error`` for a bug. An empty or null
         value is a RawDocument with an empty body: the core reports it as ``empty``, the same
         reason as for any other empty page.
     """
@@ -312,8 +300,8 @@ def _decode_input(msg: InputMessage, max_bytes: int) -> RawDocument | DeadLetter
             status=_header_status(msg),
         )
     try:
-        doc = _envelope_document(value, doc_id=doc_id, url=url)
-    except _InvalidEnvelope as exc:
+        doc = parse_envelope(value, default_id=doc_id, default_url=url)
+    except InvalidEnvelope as exc:
         return DeadLetter(
             reason=DeadLetterReason.INVALID_ENVELOPE,
             detail=exc.detail,
@@ -373,167 +361,6 @@ def _is_json(value: bytes, content_type: str) -> bool:
         media_type = content_type.split(";", 1)[0].strip().lower()
         return media_type == "application/json" or media_type.endswith("+json")
     return _JSON_START.match(value) is not None
-
-
-class _InvalidEnvelope(ValueError):
-    """A JSON value that is not a valid envelope.
-
-    Attributes:
-        detail: what is wrong.
-        exception: the class of the exception behind it (a JSON or base64 error), if any.
-        id, url: the envelope's own, when it names them with the right types.
-    """
-
-    def __init__(self, detail: str, *, cause: BaseException | None = None) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.exception = exception_name(cause) if cause is not None else None
-        self.id = ""
-        self.url = ""
-
-    def name_from(self, obj: Mapping[str, Any]) -> _InvalidEnvelope:
-        """Take the id and URL of the broken envelope, so its dead letter can be joined."""
-        raw_id, raw_url = obj.get("id"), obj.get("url")
-        if isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool)):
-            self.id = bounded_text(str(raw_id).strip(), MAX_ID_BYTES)
-        if isinstance(raw_url, str):
-            self.url = bounded_text(raw_url.strip(), MAX_URL_BYTES)
-        return self
-
-
-def _envelope_document(value: bytes, *, doc_id: str, url: str) -> RawDocument:
-    """The RawDocument of a JSON envelope; ``doc_id``/``url`` when the envelope names none.
-
-    Raises:
-        _InvalidEnvelope: the value is not a valid envelope.
-    """
-    try:
-        obj = orjson.loads(value[len(_BOM) :] if value.startswith(_BOM) else value)
-    except orjson.JSONDecodeError as exc:
-        raise _InvalidEnvelope(f"not valid JSON: {exc}", cause=exc) from None
-    if not isinstance(obj, dict):
-        raise _InvalidEnvelope(f"a JSON {_json_type(obj)} where an envelope object belongs")
-    try:
-        body = _envelope_body(obj)
-        raw_id = obj.get("id")
-        if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int)):
-            raise _InvalidEnvelope(f"id must be a string or an integer, not {_json_type(raw_id)}")
-        envelope_url = _str_field(obj, "url")
-        content_type = _str_field(obj, "content_type")
-        headers = _envelope_headers(obj.get("headers"))
-        status = _status_field(obj)
-    except _InvalidEnvelope as exc:
-        raise exc.name_from(obj) from None
-    envelope_id = "" if raw_id is None else str(raw_id).strip()
-    return RawDocument(
-        body=body,
-        id=bounded_text(envelope_id, MAX_ID_BYTES) or doc_id,
-        url=bounded_text(envelope_url.strip(), MAX_URL_BYTES) or url,
-        headers=headers,
-        content_type=content_type or None,
-        status=status,
-    )
-
-
-def _status_field(obj: Mapping[str, Any]) -> int | None:
-    try:
-        return http_status(obj.get("status"))
-    except ValueError as exc:
-        raise _InvalidEnvelope(str(exc)) from None
-
-
-def _envelope_body(obj: Mapping[str, Any]) -> bytes | str:
-    """The page of an envelope: ``body`` (text, or base64 with ``body_encoding: base64``),
-    else ``body_base64``, else ``html``.
-
-    Raises:
-        _InvalidEnvelope: a missing body, a field of the wrong type, a body that is not base64.
-    """
-    if "body" in obj:
-        body = _str_field(obj, "body", required=True)
-        encoding = obj.get("body_encoding")
-        if encoding in _TEXT_ENCODINGS:
-            return body
-        if encoding in _BASE64_ENCODINGS:
-            return _b64decode(body, "body")
-        raise _InvalidEnvelope(
-            f"body_encoding must be 'text' or 'base64', not {orjson.dumps(encoding).decode()}"
-        )
-    if "body_base64" in obj:
-        return _b64decode(_str_field(obj, "body_base64", required=True), "body_base64")
-    if "html" in obj:
-        return _str_field(obj, "html", required=True)
-    raise _InvalidEnvelope("the envelope has no body, body_base64 or html field")
-
-
-try:
-    from pybase64 import b64decode as _fast_b64decode
-except ImportError:  # without the stream extra's pybase64
-    _fast_b64decode = base64.b64decode
-
-
-def _b64decode(text: str, field: str) -> bytes:
-    try:  # most base64 is one line: decoded as it is, without copying it first
-        # pybase64: 30x the standard library's speed (0.2 ms for a 50 KB page); stricter, so
-        # what it refuses gets the standard library's answer below
-        return _fast_b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        pass
-    # MIME-style base64 (line breaks every 76 characters) is common: white space is not an error
-    compact = "".join(text.split())
-    try:
-        return base64.b64decode(compact, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise _InvalidEnvelope(f"{field} is not valid base64: {exc}", cause=exc) from None
-
-
-def _envelope_headers(raw: Any) -> dict[str, str]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise _InvalidEnvelope(f"headers must be an object, not {_json_type(raw)}")
-    # repeated HTTP headers arrive as lists; HTTP itself folds them with ", "
-    headers: dict[str, str] = {}
-    for key, value in raw.items():
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            headers[key] = ", ".join(value)
-        elif isinstance(value, str):
-            headers[key] = value
-        else:
-            raise _InvalidEnvelope(
-                f"headers[{key!r}] must be a string or a list of strings, not {_json_type(value)}"
-            )
-    return headers
-
-
-def _str_field(obj: Mapping[str, Any], key: str, *, required: bool = False) -> str:
-    """``obj[key]`` if it is a string; "" if it is absent or null and not required.
-
-    Raises:
-        _InvalidEnvelope: another type, or missing though required.
-    """
-    value = obj.get(key)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str):
-        raise _InvalidEnvelope(f"{key} must be a string, not {_json_type(value)}")
-    return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def exception_name(exc: BaseException) -> str:
-    """The exception's class as ``module.Name`` (``orjson.JSONDecodeError``); builtins bare."""
-    cls = type(exc)
-    if cls.__module__ == "builtins":
-        return cls.__qualname__
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def dead_letter_from_document(msg: InputMessage, doc: CleanedDocument) -> DeadLetter:
