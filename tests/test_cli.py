@@ -326,6 +326,23 @@ def test_a_run_where_nearly_every_input_failed_exits_4(tmp_path, capsysbinary):
     assert main([*args, str(SAMPLES / "recipe.html")]) == 0
 
 
+def test_demo_and_stack_exit_as_clean_does(tmp_path, capsys):
+    from collections import Counter
+
+    from stream_cleaner.cli.worker import stack_exit_status
+    from stream_cleaner.streaming.stack import StackResult
+
+    (tmp_path / "bin.html").write_bytes(ELF)
+    assert main(["demo", "--model", TINY, str(tmp_path / "bin.html")]) == 4
+    assert main(["demo", "--model", TINY, str(tmp_path), str(SAMPLES / "recipe.html")]) == 3
+    assert "ERROR binary_content" in capsys.readouterr().out
+    # stack: a page without an outcome is the stack's failure; dead letters are the pages'
+    assert stack_exit_status(StackResult(produced=6)) == 0
+    assert stack_exit_status(StackResult(produced=6, missing=1)) == 1
+    assert stack_exit_status(StackResult(produced=6, dead_letters=Counter(empty=1))) == 3
+    assert stack_exit_status(StackResult(produced=1, dead_letters=Counter(empty=1))) == 4
+
+
 def test_the_exit_status_policy():
     from stream_cleaner.cli import EXIT_MOST_FAILED, EXIT_OK, EXIT_SOME_FAILED, exit_status
 

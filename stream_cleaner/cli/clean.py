@@ -285,4 +285,4 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         )
         print(f"\n--- cleaned text of {last.id} ({how}) ---")
         print(last.text[:3000])
-    return 0
+    return exit_status(failed=sum(1 for _, doc in rows if doc.error), total=len(rows))

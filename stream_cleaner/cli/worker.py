@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..settings import ENV_PREFIX, CleanerSettings
 from .options import (
@@ -23,6 +24,10 @@ from .options import (
     option_values,
     require_stream_extra,
 )
+from .status import EXIT_ERROR, exit_status
+
+if TYPE_CHECKING:
+    from ..streaming.stack import StackResult
 
 log = logging.getLogger("stream_cleaner")
 # the cleaner's options that `stack` passes on to the worker it starts
@@ -114,7 +119,15 @@ def _cmd_stack(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         keep_running=args.keep_running,
     )
-    return 0 if result.missing == 0 else 1
+    return stack_exit_status(result)
+
+
+def stack_exit_status(result: StackResult) -> int:
+    """``stack``'s exit code: `EXIT_ERROR` when a page got no outcome (the stack failed, not
+    the page), else the codes of ``clean`` with dead letters as the inputs that failed."""
+    if result.missing:
+        return EXIT_ERROR
+    return exit_status(failed=sum(result.dead_letters.values()), total=result.produced)
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
