@@ -217,16 +217,18 @@ def load_lm(path: str | None) -> Any:
 
 
 def add_kafka_options(p: argparse.ArgumentParser) -> None:
+    from ..streaming import topics  # no Kafka client: the defaults of the connection
+
     p.add_argument(
         "--bootstrap-servers",
         metavar="HOST:PORT,...",
         help="Kafka brokers, comma-separated (default: $STREAM_CLEANER_KAFKA_BOOTSTRAP_SERVERS "
-        "or 127.0.0.1:9092)",
+        f"or {','.join(topics.BOOTSTRAP_SERVERS_DEFAULT)})",
     )
     p.add_argument(
         "--timeout",
         type=float,
-        default=10.0,
+        default=topics.ADMIN_TIMEOUT_SECONDS_DEFAULT,
         help="seconds to wait for the broker before giving up (default %(default)g)",
     )
 

@@ -1,7 +1,8 @@
 """The Kafka tools: ``topics`` (create, list), ``produce`` and ``tail``.
 
-They parse without importing `stream_cleaner.streaming` (tests/streaming/test_topics.py):
-the worker's topic names and the topics' defaults are named in their help, not imported.
+Their options are added when one of them is parsed (`CommandParser`), with the defaults
+read from `streaming.topics`, which imports no Kafka client: the commands load aiokafka only
+when they run (tests/streaming/test_topics.py).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def register(add_command: Callable[..., CommandParser]) -> None:
 
 
 def _topics_options(p: CommandParser) -> None:
+    from ..streaming import topics
+
     after = global_options_after()
     topic_commands = p.add_subparsers(dest="topics_command", required=True, metavar="ACTION")
     create = topic_commands.add_parser(
@@ -76,44 +79,57 @@ def _topics_options(p: CommandParser) -> None:
     for sub in (create, listing):
         add_kafka_options(sub)
         sub.add_argument(
-            "--input-topic", help="name of the raw HTML input topic (default crawl.raw-html.v1)"
+            "--input-topic",
+            help=f"name of the raw HTML input topic (default {topics.RAW_HTML_TOPIC})",
         )
     listing.add_argument(
         "--all", action="store_true", help="list every topic on the cluster instead"
     )
-    create.add_argument("--partitions", type=int, help="partitions of every topic (default 12)")
+    create.add_argument(
+        "--partitions",
+        type=int,
+        help=f"partitions of every topic (default {topics.PARTITIONS_DEFAULT})",
+    )
     create.add_argument(
         "--replication-factor",
         type=int,
-        help="copies of each partition (default: 3, or the number of brokers when fewer)",
+        help=f"copies of each partition (default: {topics.MAX_DEFAULT_REPLICATION_FACTOR}, or "
+        "the number of brokers when fewer)",
     )
     create.add_argument(
         "--retention-ms",
         type=int,
-        help="retention of the input and output topics in ms (default 604800000, 7 days)",
+        help="retention of the input and output topics in ms (default "
+        f"{topics.RETENTION_MS_DEFAULT}, {topics.RETENTION_MS_DEFAULT // topics.DAY_MS} days)",
     )
     create.add_argument(
         "--max-message-bytes",
         type=int,
-        help="max.message.bytes of every topic (default 14680064, 14 MiB: a 10 MiB page as "
-        "base64 in a JSON envelope)",
+        help=f"max.message.bytes of every topic (default {topics.MAX_MESSAGE_BYTES_DEFAULT}, "
+        f"{topics.MAX_MESSAGE_BYTES_DEFAULT >> 20} MiB: a 10 MiB page as base64 in a JSON "
+        "envelope)",
     )
     create.add_argument(
         "--dead-letter-retention-ms",
         type=int,
-        help="retention of the dead-letter topic in ms (default 2592000000, 30 days)",
+        help="retention of the dead-letter topic in ms (default "
+        f"{topics.DEAD_LETTER_RETENTION_MS_DEFAULT}, "
+        f"{topics.DEAD_LETTER_RETENTION_MS_DEFAULT // topics.DAY_MS} days)",
     )
 
 
 def _produce_options(p: CommandParser) -> None:
+    from ..streaming import topics
+
     p.add_argument("paths", nargs="+", metavar="PATH")
     add_kafka_options(p)
-    p.add_argument("--topic", default=None, help="input topic (default crawl.raw-html.v1)")
+    p.add_argument("--topic", default=None, help=f"input topic (default {topics.RAW_HTML_TOPIC})")
     p.add_argument("--form", choices=("envelope", "raw"), default="envelope")
     p.add_argument(
         "--compression",
         default="none",
-        help="the codec of the record batches sent: none (default), gzip, snappy, lz4 or zstd",
+        help=f"the codec of the record batches sent: {', '.join(topics.COMPRESSION_TYPES)} "
+        "(default %(default)s)",
     )
 
 
@@ -125,7 +141,7 @@ def _tail_options(p: CommandParser) -> None:
         "--idle",
         type=float,
         default=5.0,
-        help="stop after this many seconds without a record (default 5; 0: never)",
+        help="stop after this many seconds without a record (default %(default)g; 0: never)",
     )
     p.add_argument("--latest", action="store_true", help="only records that arrive from now")
 

@@ -64,6 +64,12 @@ def _train_lm_options(p: CommandParser) -> None:
 
 
 def _train_labeller_options(p: CommandParser) -> None:
+    from ..labeller import UNSCORED_LOG_PPL
+    from ..training import BOILERPLATE_CONTAINERS_BY_MODE, UNSCORED_LOG_PPL_BY_MODE
+
+    def by_mode(values: dict[str, object], otherwise: str) -> str:
+        return ", ".join(f"{value} for {mode}" for mode, value in values.items()) + otherwise
+
     p.add_argument(
         "pagesets",
         nargs="+",
@@ -87,20 +93,25 @@ def _train_labeller_options(p: CommandParser) -> None:
         "--boilerplate-containers",
         metavar="TAG,TAG",
         help="HTML tags whose blocks are boilerplate whatever the trees say (default: "
-        "aside,footer,nav for corpus, none for article; '' = none)",
+        + by_mode(
+            {m: ",".join(tags) for m, tags in BOILERPLATE_CONTAINERS_BY_MODE.items()},
+            ", none otherwise; '' = none)",
+        ),
     )
     p.add_argument(
         "--unscored-log-ppl",
         type=float,
         metavar="X",
         help="the log10 perplexity the features get for sentences no model scores, a page in "
-        "a language without a model (default: 2.5 for article, 2.0 otherwise)",
+        "a language without a model (default: "
+        + by_mode(UNSCORED_LOG_PPL_BY_MODE, f", {UNSCORED_LOG_PPL} otherwise)"),
     )
     p.add_argument(
         "--folds",
         type=int,
         default=5,
-        help="page-grouped folds that choose the decision threshold (default 5; 0 = none)",
+        help="page-grouped folds that choose the decision threshold (default %(default)s; 0 = "
+        "none)",
     )
     p.add_argument(
         "--max-perplexity",
