@@ -66,6 +66,19 @@ def need_prometheus() -> str:
     return str(PROMETHEUS)
 
 
+def render_from_chart() -> Any:
+    """scripts/render_from_chart.py as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "render_from_chart", REPO / "scripts" / "render_from_chart.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def load_values(path: Path) -> dict[str, Any]:
     yaml = need_module("yaml")
     return yaml.safe_load(path.read_text()) or {}

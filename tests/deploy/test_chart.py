@@ -32,6 +32,7 @@ from .conftest import (
     objects,
     only,
     render,
+    render_from_chart,
 )
 
 BOOTSTRAP = {"kafka": {"bootstrapServers": "kafka:9092"}}
@@ -190,23 +191,10 @@ def test_every_value_is_changed_by_a_ci_values_file() -> None:
     assert NOT_IN_CI & changed == set()  # covered since: take it off the list
 
 
-def _render_from_chart() -> Any:
-    """scripts/render_from_chart.py as a module."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "render_from_chart", REPO / "scripts" / "render_from_chart.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_readme_documents_every_value() -> None:
     """helm/stream-cleaner/README.md's table has a row for every value of values.yaml, or for
     a map that holds it, with its comment, and is what scripts/render_from_chart.py writes."""
-    render = _render_from_chart()
+    render = render_from_chart()
     text = (CHART / "values.yaml").read_text()
     rows = render.values_rows(text)
     whole = [path for path, _, _, is_whole in rows if is_whole]
@@ -227,7 +215,7 @@ def test_the_readme_documents_every_value() -> None:
 
 
 def test_value_comments_follow_helm_docs() -> None:
-    render = _render_from_chart()
+    render = render_from_chart()
     text = (
         "# a plain comment\n"
         "a:\n"

@@ -36,6 +36,7 @@ from .conftest import (
     need_promtool,
     objects,
     only,
+    render_from_chart,
 )
 
 DASHBOARD = REPO / "deploy" / "grafana" / "stream-cleaner.json"
@@ -282,22 +283,9 @@ def test_rules_file_is_what_the_chart_renders() -> None:
         "PrometheusRule",
     )
     assert yaml.safe_load(RULES.read_text()) == rule["spec"]
-    assert RULES.read_text() == _render_from_chart().alerts_text()
+    assert RULES.read_text() == render_from_chart().alerts_text()
     alerts = {r["alert"] for r in rule["spec"]["groups"][0]["rules"]}
     assert alerts == ALERTS
-
-
-def _render_from_chart() -> Any:
-    """scripts/render_from_chart.py as a module."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "render_from_chart", REPO / "scripts" / "render_from_chart.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_rules_file_names_no_scrape_job() -> None:
