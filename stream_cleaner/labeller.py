@@ -22,7 +22,6 @@ import json
 import math
 import operator
 import re
-import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ import numpy as np
 from ._native import native_module
 from .budget import check_deadline
 from .document import Block
+from .loaded import LoadedOnce
 from .page_structure import (
     STRUCTURE_FEATURE_NAMES,
     common_depths,
@@ -846,8 +846,7 @@ def page_features(
     return np.concatenate([base.T, *(e.T for e in extra)]).T, main_in
 
 
-_labellers: dict[str, BlockLabeller] = {}
-_labellers_lock = threading.Lock()
+_labellers: LoadedOnce[BlockLabeller] = LoadedOnce()
 
 
 def labeller_path(mode: str) -> Path:
@@ -872,13 +871,7 @@ def site_labeller_path(
 def load_labeller(mode: str, path: str | Path | None = None) -> BlockLabeller:
     """The process-wide labeller of a mode (or of an explicit file), loaded once."""
     key = str(path) if path else mode
-    labeller = _labellers.get(key)
-    if labeller is None:
-        with _labellers_lock:
-            labeller = _labellers.get(key)
-            if labeller is None:
-                labeller = _labellers[key] = BlockLabeller.load(path or labeller_path(mode))
-    return labeller
+    return _labellers.get(key, BlockLabeller.load, path or labeller_path(mode))
 
 
 def label_blocks(

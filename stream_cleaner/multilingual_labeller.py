@@ -47,6 +47,7 @@ from .block_features import (
 )
 from .budget import TimeBudgetExceeded, check_deadline
 from .labeller import MODELS_DIR, TreeEnsemble, container_mask
+from .loaded import LoadedOnce
 
 MULTILINGUAL_FORMAT = 1
 MULTILINGUAL_MODEL = MODELS_DIR / "labeller-multilingual.json"
@@ -268,20 +269,13 @@ class MultilingualLabeller:
         return self.predict_features(features, tag_paths, deadline=deadline).tolist()
 
 
-_loaded: dict[str, MultilingualLabeller] = {}
-_loaded_lock = threading.Lock()
+_loaded: LoadedOnce[MultilingualLabeller] = LoadedOnce()
 
 
 def load_multilingual(path: str | Path | None = None) -> MultilingualLabeller:
     """The process-wide multilingual labeller (the shipped one by default), loaded once."""
     key = str(path or MULTILINGUAL_MODEL)
-    labeller = _loaded.get(key)
-    if labeller is None:
-        with _loaded_lock:
-            labeller = _loaded.get(key)
-            if labeller is None:
-                labeller = _loaded[key] = MultilingualLabeller.load(key)
-    return labeller
+    return _loaded.get(key, MultilingualLabeller.load, key)
 
 
 def predict_blocks(blocks: Sequence[BlockLike], path: str | Path | None = None) -> list[bool]:

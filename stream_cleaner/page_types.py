@@ -28,7 +28,6 @@ import json
 import math
 import operator
 import re
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +38,7 @@ import numpy as np
 
 from .document import Block
 from .labeller import FEATURE_NAMES, MODELS_DIR, TreeEnsemble
+from .loaded import LoadedOnce
 from .page_structure import MAX_PROSE_LINK_DENSITY, MIN_PROSE_WORDS
 from .parse import CLASS_GROUP_NAMES, CLASS_MAX_LEVELS
 
@@ -228,20 +228,13 @@ class PageTypeModel:
         return exp / exp.sum()
 
 
-_models: dict[str, PageTypeModel] = {}
-_models_lock = threading.Lock()
+_models: LoadedOnce[PageTypeModel] = LoadedOnce()
 
 
 def load_page_types(path: str | Path | None = None) -> PageTypeModel:
     """The process-wide page-type model (the bundled one by default), loaded once."""
     key = str(path or MODEL_PATH)
-    model = _models.get(key)
-    if model is None:
-        with _models_lock:
-            model = _models.get(key)
-            if model is None:
-                model = _models[key] = PageTypeModel.load(key)
-    return model
+    return _models.get(key, PageTypeModel.load, key)
 
 
 def classify_page(
