@@ -33,7 +33,7 @@ import binascii
 import functools
 import json
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -240,6 +240,21 @@ def resolve_under(root: str | Path, relative: str) -> Path:
     return candidate
 
 
+def _choice(value: Any, default: str, known: Sequence[str], field: str, plural: str) -> str:
+    """A request's ``field``: ``default`` when left out, else one of ``known`` (a 422
+    ``unknown_FIELD`` naming them otherwise)."""
+    if value is None:
+        return default
+    if not isinstance(value, str) or value not in known:
+        raise ApiError(
+            422,
+            f"unknown_{field}",
+            f"unknown {field} {value!r}; known: {', '.join(known)}",
+            **{plural: list(known)},
+        )
+    return value
+
+
 class DemoApi:
     """The handlers of `ROUTES` over one configuration.
 
@@ -418,29 +433,13 @@ class DemoApi:
             raise ApiError(422, "invalid_settings", str(exc)) from None
 
     def _mode_of(self, value: Any) -> str:
-        known = modes()
-        if value is None:
-            return self.cleaner.mode
-        if not isinstance(value, str) or value not in known:
-            raise ApiError(
-                422,
-                "unknown_mode",
-                f"unknown mode {value!r}; known: {', '.join(known)}",
-                modes=list(known),
-            )
-        return value
+        return _choice(value, self.cleaner.mode, modes(), "mode", "modes")
 
     def _sentence_filter_of(self, value: Any) -> str:
-        if value is None:
-            return self.cleaner.sentence_filter
-        if not isinstance(value, str) or value not in SENTENCE_FILTERS:
-            raise ApiError(
-                422,
-                "unknown_sentence_filter",
-                f"unknown sentence_filter {value!r}; known: {', '.join(SENTENCE_FILTERS)}",
-                sentence_filters=list(SENTENCE_FILTERS),
-            )
-        return value
+        return _choice(
+            value, self.cleaner.sentence_filter, SENTENCE_FILTERS, "sentence_filter",
+            "sentence_filters",
+        )  # fmt: skip
 
     def _threshold_of(self, value: Any) -> float:
         if value is None:
