@@ -84,7 +84,7 @@ import contextlib
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from .versions import require_checked
@@ -239,12 +239,7 @@ def guarded(
             """The first offset of each partition's log (where the worker's reset policy,
             ``earliest``, starts a partition without a committed offset); empty if the broker
             cannot say now."""
-            try:
-                starts = await asyncio.wait_for(self.earliest_offsets(*tps), LOOKUP_SECONDS)
-            except Exception as exc:  # a broker error or a timeout: unknown
-                log.warning("no log start offsets for %s: %r", tps, exc)
-                return {}
-            return {tp: offset for tp, offset in starts.items() if offset is not None}
+            return await self._log_offsets(self.earliest_offsets, tps, "start")
 
         async def seek(self, partition: Any, offset: int) -> None:
             await super().seek(partition, offset)
@@ -434,12 +429,19 @@ def guarded(
 
         async def _log_ends(self, tps: list[Any]) -> dict[Any, int]:
             """The end offset of each partition's log; empty if the broker cannot say now."""
+            return await self._log_offsets(self.highwaters, tps, "end")
+
+        async def _log_offsets(
+            self, lookup: Callable[..., Awaitable[dict[Any, Any]]], tps: list[Any], which: str
+        ) -> dict[Any, int]:
+            """``lookup(*tps)`` within `LOOKUP_SECONDS`, the partitions it knows an offset of;
+            empty (and a warning naming ``which`` end of the log) if the broker cannot say."""
             try:
-                ends = await asyncio.wait_for(self.highwaters(*tps), LOOKUP_SECONDS)
+                offsets = await asyncio.wait_for(lookup(*tps), LOOKUP_SECONDS)
             except Exception as exc:  # a broker error or a timeout: unknown
-                log.warning("no log end offsets for %s: %r", tps, exc)
+                log.warning("no log %s offsets for %s: %r", which, tps, exc)
                 return {}
-            return {tp: offset for tp, offset in ends.items() if offset is not None}
+            return {tp: offset for tp, offset in offsets.items() if offset is not None}
 
         # -- flow control ----------------------------------------------------------------
 
