@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import DATA, REPO
+from .streaming.conftest import tansu_binary
 
 README = REPO / "README.md"
 SAMPLES = REPO / "stream_cleaner" / "samples"
@@ -151,17 +152,7 @@ def test_the_readmes_command_lines_run_as_written(tmp_path):
     local.sort(key=lambda c: "train-lm" not in c)
     env = _environment()
     for command in local:
-        run = subprocess.run(
-            command,
-            shell=True,
-            cwd=world,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=600,
-        )
-        assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
+        _run(command, world, env, timeout=600)
         if command.startswith("stream-cleaner train-lm corpus.txt.xz"):
             shutil.copy(world / "my.klm", world / "fr.klm")
     records = [json.loads(x) for x in (world / "out.jsonl").read_text().splitlines()]
@@ -192,18 +183,7 @@ def test_the_readmes_command_lines_run_as_written(tmp_path):
         _wait_for(f"http://127.0.0.1:{port}/healthz", "", serve)
         answers = []
         for command in requests:
-            run = subprocess.run(
-                command.replace(":8080", f":{port}"),
-                shell=True,
-                cwd=world,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=60,
-            )
-            assert run.returncode == 0, f"{command}\n{run.stderr}"
-            answers.append(json.loads(run.stdout))
+            answers.append(json.loads(_run(command.replace(":8080", f":{port}"), world, env)))
     finally:
         _stop(serve)
     assert answers[0]["text"] == "The council met." and answers[1]["perplexity"] > 0
@@ -217,6 +197,7 @@ def test_the_readmes_python_examples_run_as_written(tmp_path):
         api: 'html_bytes = open("page.html", "rb").read()\n',
         pyplexity: 'text_or_html = open("page.html", encoding="utf-8").read()\n',
     }
+    printed = []
     for block in (first, api, pyplexity):
         # -P: the copied samples' folder is named stream_cleaner too: it must not shadow it
         run = subprocess.run(
@@ -229,17 +210,19 @@ def test_the_readmes_python_examples_run_as_written(tmp_path):
             timeout=300,
         )
         assert run.returncode == 0, f"{block}\n{run.stderr[-3000:]}"
-    assert len(run.stdout) == 0  # the last block prints nothing; the first printed the text
-    first_run = subprocess.run(
-        [sys.executable, "-P", "-c", first],
-        cwd=world,
-        env=_environment(),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert len(first_run.stdout) > 200 and "article" in first_run.stdout
+        printed.append(run.stdout)
+    assert len(printed[0]) > 200 and "article" in printed[0]  # the text, the page type
+    assert printed[1:] == ["", ""]
+
+
+def _run(command: str, world: Path, env: dict[str, str], timeout: float = 120) -> str:
+    """Run a README line in ``world`` as a shell would; its stdout, once it exited 0."""
+    run = subprocess.run(
+        command, shell=True, cwd=world, env=env, capture_output=True, text=True, check=False,
+        timeout=timeout,
+    )  # fmt: skip
+    assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
+    return run.stdout
 
 
 def _wait_for(url: str, text: str, worker: subprocess.Popen, seconds: float = 180) -> None:
@@ -277,16 +260,12 @@ def test_the_worker_examples_run_against_a_broker(tmp_path):
     ``127.0.0.1:9092`` read as its address and the web port as a free one."""
     from stream_cleaner.streaming.stack import free_port, tansu_broker
 
-    tansu = REPO / ".cache" / "tansu" / "bin" / "tansu"
-    if not os.access(tansu, os.X_OK):
-        if os.environ.get("CI"):
-            pytest.fail(f"{tansu} not installed")
-        pytest.skip(f"{tansu} not installed: run bash scripts/install-tansu.sh")
+    tansu = tansu_binary()
     world = _world(tmp_path / "world")
     commands = [c for c in _commands() if _needs_broker(c) and not _elsewhere(c)]
     assert len(commands) == 7
     env = {**_environment(), "STREAM_CLEANER_WORKER_WEB_HOST": "127.0.0.1"}
-    with tansu_broker(tmp_path / "broker.log", binary=str(tansu)) as address:
+    with tansu_broker(tmp_path / "broker.log", binary=tansu) as address:
         port = str(free_port())
 
         def as_here(command: str) -> str:
@@ -297,17 +276,7 @@ def test_the_worker_examples_run_against_a_broker(tmp_path):
         others = [c for c in commands if c not in workers]
         creates = [c for c in others if "topics create" in c]
         for command in creates:  # the second finds them there: nothing to do, exit 0
-            run = subprocess.run(
-                as_here(command),
-                shell=True,
-                cwd=world,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=120,
-            )
-            assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
+            _run(as_here(command), world, env)
         log = (tmp_path / "worker.log").open("w")
         worker = subprocess.Popen(
             as_here(workers[-1]),
@@ -324,19 +293,9 @@ def test_the_worker_examples_run_against_a_broker(tmp_path):
             for command in others:
                 if command in creates:
                     continue
-                run = subprocess.run(
-                    as_here(command),
-                    shell=True,
-                    cwd=world,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                    timeout=240,
-                )
-                assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
+                out = _run(as_here(command), world, env, timeout=240)
                 if " tail " in f" {command} ":
-                    tailed = [json.loads(x) for x in run.stdout.splitlines() if x.strip()]
+                    tailed = [json.loads(x) for x in out.splitlines() if x.strip()]
                     assert len(tailed) == 5 and all(d["value"]["text"] for d in tailed)
         finally:
             _stop(worker)

@@ -19,6 +19,17 @@ from ..conftest import REPO
 TANSU = REPO / ".cache" / "tansu" / "bin" / "tansu"
 
 
+def tansu_binary() -> str:
+    """The Tansu binary scripts/install-tansu.sh installs: the test is skipped without it,
+    but fails in CI (``CI`` set), where scripts/setup.sh installs it."""
+    if not os.access(TANSU, os.X_OK):
+        message = f"{TANSU} not installed: run bash scripts/install-tansu.sh"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return str(TANSU)
+
+
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A running Tansu broker; yields its bootstrap address ``127.0.0.1:PORT``.
@@ -26,14 +37,10 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     Skipped when the binary is not installed, but a failure in CI (``CI`` set), where
     scripts/setup.sh installs it.
     """
-    if not os.access(TANSU, os.X_OK):
-        message = f"{TANSU} not installed: run bash scripts/install-tansu.sh"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    binary = tansu_binary()
     log = tmp_path_factory.mktemp("tansu") / "tansu.log"
     try:
-        broker = tansu_broker(log, binary=str(TANSU))
+        broker = tansu_broker(log, binary=binary)
         address = broker.__enter__()
     except RuntimeError as exc:
         pytest.fail(str(exc))
