@@ -870,8 +870,11 @@ def site_labeller_path(
 
 def load_labeller(mode: str, path: str | Path | None = None) -> BlockLabeller:
     """The process-wide labeller of a mode (or of an explicit file), loaded once."""
-    key = str(path) if path else mode
-    return _labellers.get(key, BlockLabeller.load, path or labeller_path(mode))
+    return _labellers.get(str(path) if path else mode, _load_labeller, mode, path)
+
+
+def _load_labeller(mode: str, path: str | Path | None) -> BlockLabeller:
+    return BlockLabeller.load(path or labeller_path(mode))
 
 
 def label_blocks(
