@@ -90,6 +90,33 @@ def test_native_walk_keeps_custom_tags_to_their_page(native):
     ]  # fmt: skip
 
 
+def test_native_class_words_match_the_reference_on_random_attribute_values(native):
+    """The native match tries at each position only the words starting with the two
+    characters there: attribute values made of the class words' pieces, cases, separators
+    and ends give the groups the Python walk finds, and a second character that is not a
+    letter is compared, not only bucketed ("a-b" is not "a_b")."""
+    import random
+
+    rng = random.Random(7)
+    words = [w.lstrip("^=") for _, group in parse.CLASS_WORD_GROUPS for w in group]
+    pieces = [*words, *(w[: rng.randint(1, len(w))] for w in words), "-", "_", " ", "1", "x"]
+    values = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(400)]
+    values += [v.upper() for v in values[:50]] + ["ad", "Ad-x", "xad", "advertise", "dfp", "a"]
+    page = "".join(f'<p class="{v}" id="{v[::-1]}">t</p>' for v in values)
+    reference, fast = _walks(page)
+    assert fast == reference
+    assert len({b.class_words for b in fast}) > 100  # the values reach many sets of groups
+    from selectolax.lexbor import LexborHTMLParser
+
+    args = (Block, parse.BLOCK_TAGS, parse.SKIP_TAGS, parse.HEADING_TAGS, parse.LIST_TAGS)
+    groups = (("dash", ("a-b",)), ("under", ("=a_b",)), ("one", ("=q",)))
+    html = '<p class="xa_b">1</p><p class="a-b">2</p><p class="z q">3</p><p class="a_b q1">4</p>'
+    blocks = native_module("lexbor_walk").walk_blocks(
+        LexborHTMLParser(html), *args, set(), set(), None, parse.TimeBudgetExceeded, groups
+    )
+    assert [b.class_words for b in blocks] == [0x1000, 0x1001, 0x1100, 0x1010]
+
+
 def test_native_walk_walks_react_streamed_segments_as_the_reference_does(native):
     from .test_parse import REACT_STREAMED_PAGE
 

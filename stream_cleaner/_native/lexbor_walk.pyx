@@ -154,16 +154,27 @@ cdef inline bint _alnum(lxb_char_t c) noexcept nogil:
     return (97 <= c <= 122) or (48 <= c <= 57)
 
 
+cdef inline int _second(lxb_char_t c) noexcept nogil:
+    """The bucket of a class word's second character (lower-cased): 0-25 for a letter, 26 for
+    anything else or none."""
+    return c - 97 if 97 <= c <= 122 else 26
+
+
 cdef class _ClassWords:
-    """`parse.CLASS_WORD_GROUPS` as C arrays, bucketed by first letter: `match` finds the
-    groups of an attribute value as `parse.class_groups` does."""
+    """`parse.CLASS_WORD_GROUPS` as C arrays, bucketed by their first two characters: `match`
+    finds the groups of an attribute value as `parse.class_groups` does, trying at each
+    position only the words that start with the two characters there (a modern page's class
+    attributes run to hundreds of characters, and a bucket by first letter alone held up to
+    ten words to try at each of them)."""
 
     cdef list keep  # the words' bytes, owning what `words` points into
     cdef const char **words
     cdef size_t *lengths
     cdef int *groups
     cdef int *rules  # 0 anywhere, 1 at the start of a word, 2 a whole word
-    cdef int bucket[27]  # words starting with letter i: bucket[i] <= k < bucket[i + 1]
+    # words starting with letter i then character j (`_second`): bucket[27 * i + j] <= k <
+    # bucket[27 * i + j + 1]
+    cdef int bucket[27 * 27 + 1]
     cdef uint32_t any_bit
 
     def __init__(self, tuple word_groups):
@@ -174,8 +185,11 @@ cdef class _ClassWords:
                 word = (entry[1:] if rule else entry).encode("ascii")
                 if not word or not (97 <= word[0] <= 122):
                     raise ValueError(f"a class word must start with a lower-case letter: {entry!r}")
-                entries.append((word, group, rule))
-        entries.sort(key=lambda e: e[0][0])
+                # a word of one letter goes in every bucket of its letter
+                seconds = [_second(word[1])] if len(word) > 1 else range(27)
+                for second in seconds:
+                    entries.append((word, group, rule, 27 * (word[0] - 97) + second))
+        entries.sort(key=lambda e: e[3])
         n = len(entries)
         self.keep = [e[0] for e in entries]
         self.words = <const char **> PyMem_Malloc(max(n, 1) * sizeof(char *))
@@ -190,8 +204,8 @@ cdef class _ClassWords:
             self.groups[k] = entries[k][1]
             self.rules[k] = entries[k][2]
         k = 0
-        for i in range(27):
-            while k < n and entries[k][0][0] - 97 < i:
+        for i in range(27 * 27 + 1):
+            while k < n and entries[k][3] < i:
                 k += 1
             self.bucket[i] = k
         self.any_bit = 1u << len(word_groups)
@@ -211,19 +225,20 @@ cdef class _ClassWords:
     cdef uint32_t match(self, const lxb_char_t *s, size_t n) noexcept nogil:
         cdef uint32_t found = 0
         cdef size_t i, j, length
-        cdef int k
+        cdef int k, b
         cdef lxb_char_t c
         cdef const char *word
         for i in range(n):
             c = _lower(s[i])
             if c < 97 or c > 122:
                 continue
-            for k in range(self.bucket[c - 97], self.bucket[c - 96]):
+            b = 27 * (c - 97) + (_second(_lower(s[i + 1])) if i + 1 < n else 26)
+            for k in range(self.bucket[b], self.bucket[b + 1]):
                 length = self.lengths[k]
                 if i + length > n or found >> self.groups[k] & 1:
                     continue
                 word = self.words[k]
-                j = 1
+                j = 1  # the bucket lumps every second character that is not a letter
                 while j < length and _lower(s[i + j]) == <lxb_char_t> word[j]:
                     j += 1
                 if j < length:
