@@ -521,8 +521,15 @@ def site_features(evidence: PageEvidence | None, n: int) -> np.ndarray:
 
 
 def class_features(blocks: Sequence[Block]) -> np.ndarray:
-    """The `CLASS_FEATURE_NAMES` columns of a page's blocks."""
+    """The `CLASS_FEATURE_NAMES` columns of a page's blocks (natively when built: this is the
+    reference)."""
     n = len(blocks)
+    fast = native_module("text_features")
+    if fast is not None and n:  # this function is its reference
+        return fast.class_features(
+            blocks if isinstance(blocks, list) else list(blocks), len(CLASS_GROUP_NAMES),
+            CLASS_MAX_LEVELS,
+        )  # fmt: skip
     out = np.empty((n, len(CLASS_FEATURE_NAMES)))
     if n == 0:
         return out
