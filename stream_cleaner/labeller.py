@@ -59,6 +59,8 @@ _PATH_TAGS = (
     "nav header footer aside article main section form table ul ol dl select a b strong em i "
     "span font center address blockquote pre code label button small"
 ).split()
+_PATH_TAG_INDEX = {tag: i for i, tag in enumerate(_PATH_TAGS)}
+_PATH_TAG_SET = frozenset(_PATH_TAGS)
 # Block-level elements that delimit a "container" for the density features.
 _CONTAINER_TAGS = frozenset(
     "div td th table section article main aside nav header footer form ul ol dl body "
@@ -226,18 +228,19 @@ def _path_info(tag_path: str) -> tuple[tuple[float, ...], str, tuple[str, ...]]:
     info = _path_cache.get(tag_path)
     if info is None:
         tags = tuple(tag_path.split())
-        present = set(tags)
-        flags = tuple(1.0 if tag in present else 0.0 for tag in _PATH_TAGS)
+        # a page brings a dozen new paths of a dozen tags each: set operations in C, not a
+        # test per tag of `_PATH_TAGS`
+        flags = [0.0] * (len(_PATH_TAGS) + 1)
+        for tag in _PATH_TAG_SET.intersection(tags):
+            flags[_PATH_TAG_INDEX[tag]] = 1.0
+        if tags and tags[-1] == "a":
+            flags[-1] = 1.0
         cut = len(tags)
         while cut > 0 and tags[cut - 1] not in _CONTAINER_TAGS:
             cut -= 1
         if len(_path_cache) > _PATH_CACHE_MAX:
             _path_cache.clear()
-        info = _path_cache[tag_path] = (
-            (*flags, 1.0 if tags and tags[-1] == "a" else 0.0),
-            " ".join(tags[:cut]),
-            tags,
-        )
+        info = _path_cache[tag_path] = (tuple(flags), " ".join(tags[:cut]), tags)
     return info
 
 
@@ -521,8 +524,15 @@ def site_features(evidence: PageEvidence | None, n: int) -> np.ndarray:
 
 
 def class_features(blocks: Sequence[Block]) -> np.ndarray:
-    """The `CLASS_FEATURE_NAMES` columns of a page's blocks."""
+    """The `CLASS_FEATURE_NAMES` columns of a page's blocks (natively when built: this is the
+    reference)."""
     n = len(blocks)
+    fast = native_module("text_features")
+    if fast is not None and n:  # this function is its reference
+        return fast.class_features(
+            blocks if isinstance(blocks, list) else list(blocks), len(CLASS_GROUP_NAMES),
+            CLASS_MAX_LEVELS,
+        )  # fmt: skip
     out = np.empty((n, len(CLASS_FEATURE_NAMES)))
     if n == 0:
         return out

@@ -801,6 +801,28 @@ def test_native_page_features_equal_numpy_on_random_pages(native, monkeypatch):
 
 
 @pytest.mark.slow
+def test_native_class_features_equal_the_reference(native, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import labeller
+
+    rnd = random.Random(17)
+    for _ in range(300):
+        marks = 0
+        blocks = []
+        for i in range(rnd.randint(1, 20)):
+            # any level of any group, every bit of the 64 included
+            code = rnd.choice([0, rnd.getrandbits(64), rnd.getrandbits(8) << 56, 2**64 - 1])
+            marks += rnd.choice([0, 0, 1, 3])
+            blocks.append(Block(i, "t", "p", "html body p", 3, 0.0, *[False] * 5, code, marks))
+        fast = labeller.class_features(blocks)
+        with monkeypatch.context() as patched:
+            patched.setattr(labeller, "native_module", lambda name: None)
+            slow = labeller.class_features(blocks)
+        assert fast.shape == slow.shape == (len(blocks), len(labeller.CLASS_FEATURE_NAMES))
+        assert np.ascontiguousarray(fast).tobytes() == slow.tobytes(), blocks
+
+
 def test_native_page_features_equal_numpy_on_cleaneval_dev(native, default_model, monkeypatch):
     for path in sorted(cleaneval_dir("dev").glob("*.html")):
         blocks = parse.parse_blocks(decode_body(path.read_bytes()).text)

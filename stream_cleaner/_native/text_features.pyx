@@ -9,7 +9,7 @@ computes from them are exactly the numpy version's (tests compare both).
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `page_features`: `labeller._block_features` (the numpy path of
 `labeller.block_features`); `text_features`: `labeller._text_features`; `block_kinds`:
-`labeller.block_kinds`; `attributes`: `pipeline._attributes`; `longest`,
+`labeller.block_kinds`; `class_features`: `labeller.class_features`; `attributes`: `pipeline._attributes`; `longest`,
 `with_code_points`: the Python paths of `language.LanguageIdentifier.identify_page`
 (``sorted(texts, key=len)``, `language._with_foreign_letters`).
 """
@@ -747,6 +747,45 @@ def block_kinds(list blocks, frozenset heading_tags, frozenset list_tags,
         elif tag in list_tags or (_slot(block, at_list, "in_list") and tag not in not_list_tags):
             kinds[i] = list_item
     return kinds
+
+
+def class_features(list blocks, Py_ssize_t n_groups, unsigned long long max_levels):
+    """`labeller.class_features` of a page with at least one block, column-major (the
+    transpose of a C-ordered (features, blocks) array, as `page_features` lays its matrix
+    out): per group the levels up to the nearest element naming it (``max_levels + 1``: none),
+    the share of blocks with any, then the comment marks' share, their log (numpy's, as the
+    reference takes it) and the page's."""
+    cdef Py_ssize_t n = len(blocks), i, g
+    cdef Py_ssize_t at_words = -1, at_marks = -1
+    cdef unsigned long long code, level
+    cdef Py_ssize_t with_any = 0
+    cdef double page_marks
+    out_array = np.empty((n_groups + 4, n))
+    cdef double[:, ::1] out = out_array
+    marks_array = np.empty(n)
+    cdef double[::1] marks = marks_array
+    cls = None
+    for i in range(n):
+        block = blocks[i]
+        if type(block) is not cls:
+            cls = type(block)
+            at_words = _member_offset(cls, "class_words")
+            at_marks = _member_offset(cls, "comment_marks")
+        code = _slot(block, at_words, "class_words")
+        for g in range(n_groups):
+            level = (code >> (4 * g)) & max_levels
+            out[g, i] = <double> level if level > 0 else <double> (max_levels + 1)
+        if (code >> (4 * (n_groups - 1))) & max_levels:
+            with_any += 1
+        marks[i] = _slot(block, at_marks, "comment_marks")
+    page_marks = marks[n - 1]  # the marks count up in reading order
+    cdef double share = (<double> with_any) / (<double> n), log_page = math.log1p(page_marks)
+    for i in range(n):
+        out[n_groups, i] = share
+        out[n_groups + 1, i] = marks[i] / page_marks if page_marks else 0.0
+        out[n_groups + 3, i] = log_page
+    out_array[n_groups + 2, :] = np.log1p(marks_array)
+    return out_array.T
 
 
 def attributes(list objects, str name):
