@@ -120,7 +120,8 @@ def extensions(native: Path, sdists: dict[str, Path]) -> list:
                   extra_compile_args=["-O2"]),
         Extension("stream_cleaner._native.signatures", [pyx("signatures")], libraries=["z"],
                   extra_compile_args=["-O2"]),
-        Extension("stream_cleaner._native.trees", [pyx("trees")], extra_compile_args=["-O2"]),
+        Extension("stream_cleaner._native.trees", [pyx("trees")], include_dirs=[str(native)],
+                  extra_compile_args=["-O2"]),
         Extension(
             "stream_cleaner._native.sequence",
             [pyx("sequence")],

@@ -532,20 +532,40 @@ def test_native_block_signatures_equal_the_reference(native, monkeypatch):
     assert sites.block_signatures(blocks, limit=10) == fast[:10]
 
 
-@pytest.mark.parametrize("mode", ["corpus", "article"])
-def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, monkeypatch):
+@pytest.mark.parametrize("mode", ["corpus", "article", "auto"])
+@pytest.mark.parametrize("fastest", [True, False])
+def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, fastest, monkeypatch):
+    """Every walk gives numpy's leaves: auto's depth-8 stages with AVX-512 (where the CPU has
+    it: in blocks of 32 rows, of 8, then one by one) and without."""
     import numpy as np
 
     from stream_cleaner import labeller
 
     shipped = labeller.load_labeller(mode)
     ensembles = [shipped.trees] + ([shipped.kind_trees] if shipped.kind_trees else [])
+    ensembles += [shipped.stage2] if shipped.stage2 else []
     rng = np.random.default_rng(3)
+    native["trees"].use_fastest_walk(fastest)
+    try:
+        _walks_equal_numpy(native, ensembles, rng, monkeypatch)
+    finally:
+        native["trees"].use_fastest_walk(True)
+
+
+def _walks_equal_numpy(native, ensembles, rng, monkeypatch):
+    import numpy as np
+
+    from stream_cleaner import labeller
+
     for trees in ensembles:
-        assert trees.complete is not None  # depth 7 (article) and 4 (corpus)
+        assert trees.complete is not None  # depth 8 (auto), 7 (article) and 4 (corpus)
         feature, split, leaf_value = trees.complete
-        for rows in (0, 1, 3, 4, 7, 8, 9, 131):
+        for rows in (0, 1, 3, 4, 7, 8, 9, 47, 131):
             features = rng.normal(scale=3.0, size=(rows, trees._columns_read))
+            for column in range(trees._columns_read):  # values on a split: they go left
+                splits = trees.split[trees.feature == column]
+                if len(splits) and len(features[2::3]):
+                    features[2::3, column] = rng.choice(splits, size=len(features[2::3]))
             features[::5, 7] = np.nan  # NaN goes left in both
             features[1::4] = np.inf
             fast = native["trees"].leaf_values(

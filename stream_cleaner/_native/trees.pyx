@@ -8,10 +8,23 @@ give the same leaves; the sums stay numpy's, so scores are bit-identical.
 
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `leaf_values`, `leaf_values_complete`: `labeller.TreeEnsemble.leaf_values`; `leaf_sums`:
-the numpy sums of `labeller.TreeEnsemble.raw_scores`.
+the numpy sums of `labeller.TreeEnsemble.raw_scores`. `leaf_values_complete` walks trees of
+depth 8 with AVX-512 where the CPU has it (``trees_avx512.h``), `use_fastest_walk` switching
+that off for the tests.
 """
 
 import numpy as np
+
+cdef extern from "trees_avx512.h":
+    int sc_trees_walk8(const double *x, Py_ssize_t n, const int *feature, const double *split,
+                       const double *leaf_value, Py_ssize_t n_trees, double *leaves) nogil
+    int sc_trees_force(int fastest) nogil
+
+
+def use_fastest_walk(bint fastest):
+    """For tests: ``False`` walks depth-8 trees one row at a time, as on a CPU without
+    AVX-512; returns whether the AVX-512 walk is now in use."""
+    return bool(sc_trees_force(fastest))
 
 
 def leaf_values(const double[:, ::1] features, const long[::1] feature,
@@ -78,7 +91,9 @@ def leaf_values_complete(const double[:, ::1] columns, const int[:, ::1] feature
 
     ``columns`` is the feature matrix transposed, (features, rows): the rows walked together
     read one feature from one cache line. Same comparison (``value > split``, NaN goes left),
-    same leaf for every row, so the same (rows, trees) array as `leaf_values`.
+    same leaf for every row, so the same (rows, trees) array as `leaf_values`. Trees of depth
+    8 go to ``trees_avx512.h``'s vector walk where the CPU has AVX-512 (auto's two stages
+    walked in ~30 % less time on CleanEval's pages); the same leaves again.
     """
     cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0], r, t
     cdef Py_ssize_t first_leaf = ((<Py_ssize_t> 1) << depth) - 1
@@ -97,6 +112,14 @@ def leaf_values_complete(const double[:, ::1] columns, const int[:, ::1] feature
     cdef const double *sp
     cdef const double *lv
     cdef Py_ssize_t a, b, c, d, e, f, g, h
+    cdef int walked
+    # auto's depth; the vector walk's offsets (feature * rows) and row numbers are ints
+    if depth == 8 and columns.shape[0] * n < 2 ** 31:
+        with nogil:
+            walked = sc_trees_walk8(x, n, &feature[0, 0], &split[0, 0], &leaf_value[0, 0],
+                                    n_trees, &leaves[0, 0])
+        if walked:
+            return out
     with nogil:
         for t in range(n_trees):
             ft = &feature[t, 0]
