@@ -35,7 +35,7 @@ from .document import Block
 from .loaded import LoadedOnce
 from .page_structure import (
     STRUCTURE_FEATURE_NAMES,
-    common_depths,
+    row_depths,
     score_context,
     structure_features,
 )
@@ -921,8 +921,9 @@ def label_blocks(
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
-    # the elements the structure features and the score context both read: found once
-    depths = common_depths(blocks) if labeller.structure_features else None
+    # the elements the structure features and the score context both read: found once, from
+    # the tag path prefixes the rows already count
+    depths = row_depths(features, _INDEX) if labeller.structure_features else None
     features, main_in = page_features(labeller, blocks, features, site_evidence, depths=depths)
     check_deadline(deadline, "while labelling")
     scores, features = labeller.page_scores(

@@ -116,6 +116,15 @@ def common_depths(blocks: Sequence[Block]) -> tuple[np.ndarray, np.ndarray]:
     return depths, common
 
 
+def row_depths(features: np.ndarray, columns: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """`common_depths` read off the page's `labeller.block_features` rows, which count the
+    same leading tags (``columns``: the index of each feature's name): a block's depth is the
+    number of tags on its path, and those it shares with the previous block's path are those
+    it did not open (``tags_opened``; the first block opens them all)."""
+    depths = features[:, columns["depth"]].astype(np.int64)
+    return depths, depths - features[:, columns["tags_opened"]].astype(np.int64)
+
+
 class _Elements:
     """The elements of a page as runs of blocks: ``start``/``end`` (block range, end
     exclusive), depth and sums, in the order they open; ``of[i][d]`` is block ``i``'s

@@ -27,6 +27,7 @@ from stream_cleaner.page_structure import (
     _structure_features,
     common_depths,
     is_prose,
+    row_depths,
     score_context,
     structure_features,
 )
@@ -137,6 +138,8 @@ def test_native_page_structure_equals_the_reference(tiny_model):
         ]
         assert common.tolist() == reference_common
         assert fast.common_depths(blocks)[1].tolist() == reference_common
+        found = row_depths(features, COLUMNS)
+        assert [x.tolist() for x in found] == [depths.tolist(), reference_common]
         structure, inside = structure_features(blocks, features, COLUMNS)
         chars = np.expm1(features[:, COLUMNS["log_chars"]])
         words = np.exp(features[:, COLUMNS["log_words"]]) - 1
