@@ -15,6 +15,11 @@ Run it in the bench venv (``bash bench/setup-env.sh``)::
 With ``--passes N`` the systems take turns for N timed passes each (every system's first
 pass, then every system's second...) and each system's speed is the median of its passes:
 a slow minute of the host then falls on every system, and the ratios to the baseline hold.
+The host's speed also swings within a minute (Resiliparse's passes over CleanEval test
+measured 359 to 767 pages/s in one run of five), so with ``--interleave K`` each pass takes
+turns every K pages instead: every system cleans pages 1..K, then every system (in the
+reverse order) K+1..2K, and so on, each turn timed alone and a system's pass the sum of its
+turns.
 """
 
 from __future__ import annotations
@@ -248,6 +253,48 @@ def measure_pass(system: System, pages: Sequence[Page]) -> tuple[Row, PassResult
     return row, result
 
 
+def measure_interleaved(
+    systems: dict[str, System], pages: Sequence[Page], chunk: int
+) -> dict[str, Row]:
+    """One pass of every system over all the pages, the systems taking turns every ``chunk``
+    pages (the order reversed every turn), each turn timed alone.
+
+    Returns:
+        Each system's figures over its pass: the sums over its turns.
+    """
+    inputs = {name: system.prepare(pages) for name, system in systems.items()}
+    seconds = dict.fromkeys(systems, 0.0)
+    results: dict[str, list[PassResult]] = {name: [] for name in systems}
+    gc.collect()
+    order = list(systems)
+    for start in range(0, len(pages), chunk):
+        for name in order:
+            part = inputs[name][start : start + chunk]
+            began = time.perf_counter()
+            results[name].append(systems[name].run(part))
+            seconds[name] += time.perf_counter() - began
+        order.reverse()
+    rows = {}
+    for name, system in systems.items():
+        reasons: Counter[str] = Counter()
+        stages: Counter[str] = Counter()
+        for result in results[name]:
+            reasons.update(result.failures_by_reason)
+            stages.update(result.stage_seconds)
+        rows[name] = Row(
+            system=name,
+            version=system.version,
+            pages=len(pages),
+            input_bytes=sum(len(p.raw) for p in pages),
+            seconds=seconds[name],
+            failures=sum(r.failures for r in results[name]),
+            empty=sum(r.empty for r in results[name]),
+            failures_by_reason=dict(reasons),
+            stage_seconds=dict(stages),
+        )
+    return rows
+
+
 def format_table(rows: Sequence[Row]) -> str:
     """Render the rows as a markdown table, with each system's speed relative to the baseline.
 
@@ -332,6 +379,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help="timed passes per system, the systems taking turns; the median counts (1)",
     )
+    parser.add_argument(
+        "--interleave",
+        type=int,
+        metavar="K",
+        help="within each pass, the systems take turns every K pages (each turn timed alone)",
+    )
     parser.add_argument("--limit", type=int, metavar="N", help="time only the first N pages")
     parser.add_argument(
         "--systems",
@@ -374,6 +427,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--warmup-pages must be at least 1: the warm-up loads lazy parts")
     if args.passes < 1:
         parser.error("--passes must be at least 1")
+    if args.interleave is not None and args.interleave < 1:
+        parser.error("--interleave must be at least 1")
     return args
 
 
@@ -419,8 +474,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         systems[name] = system
     passes: dict[str, list[Row]] = {name: [] for name in systems}
     for turn in range(args.passes):
-        for name, system in systems.items():
-            row = measure(system, pages)
+        if args.interleave:
+            measured = measure_interleaved(systems, pages, args.interleave)
+        else:
+            measured = {name: measure(system, pages) for name, system in systems.items()}
+        for name, row in measured.items():
             print(
                 f"{name}: pass {turn + 1}/{args.passes}, {row.seconds:.2f} s, "
                 f"{row.pages_per_second:.1f} pages/s",
@@ -441,6 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "split": args.split,
             "page_set": args.pages,
             "passes": args.passes,
+            "interleave": args.interleave,
             "pages": len(pages),
             "input_bytes": input_bytes,
             "cpu": affinity,
