@@ -72,3 +72,36 @@ def test_lost_content_of_each_of_our_systems_against_each_peer_by_page_type():
         "| corpus vs trafilatura | 1 / 1 | 0 / 1 | 1 / 0 |",
         "| corpus vs resiliparse | 0 / 0 | 0 / 0 | 0 / 0 |",
     ]
+
+
+def test_throughput_interleave_takes_turns_and_sums_each_systems_turns():
+    """`throughput.py --interleave K`: every system cleans pages 1..K before any cleans
+    K+1.., the order reversed every turn, and a system's row sums its turns."""
+    import throughput
+    from data import Page
+
+    calls = []
+
+    def system(name):
+        def run(items):
+            calls.append((name, tuple(items)))
+            return throughput.PassResult(
+                items.count("bad"), 1, {"x": 1}, stage_seconds={"parse": 0.5}
+            )
+
+        return throughput.System(name, "1", lambda pages: [p.name for p in pages], run)
+
+    pages = [Page(name=n, url="", raw=b"<p>") for n in ("a", "bad", "c", "d", "e")]
+    rows = throughput.measure_interleaved({"one": system("one"), "two": system("two")}, pages, 2)
+    assert calls == [
+        ("one", ("a", "bad")), ("two", ("a", "bad")),
+        ("two", ("c", "d")), ("one", ("c", "d")),
+        ("one", ("e",)), ("two", ("e",)),
+    ]  # fmt: skip
+    one = rows["one"]
+    assert (one.pages, one.input_bytes, one.failures, one.empty) == (5, 15, 1, 3)
+    assert one.failures_by_reason == {"x": 3} and one.stage_seconds == {"parse": 1.5}
+    assert one.seconds > 0
+    assert throughput.parse_args(["--interleave", "10"]).interleave == 10
+    with pytest.raises(SystemExit):
+        throughput.parse_args(["--interleave", "0"])
