@@ -260,7 +260,6 @@ def block_features(
     log10_probs: Sequence[float],
     n_tokens: Sequence[int],
     n_oov: Sequence[int],
-    spare: int = 0,
 ) -> np.ndarray:
     """The feature matrix of a page: one row per block, columns as in `FEATURE_NAMES`
     (column-major when the native module builds it).
@@ -270,25 +269,20 @@ def block_features(
         sentences: every sentence of the page, in order.
         block_of: the block index of each sentence (non-decreasing).
         log10_probs, n_tokens, n_oov: each sentence's language-model score.
-        spare: columns of zeros after `FEATURE_NAMES`, for the caller to fill
-            (`BlockLabeller.spare_columns`, which `page_features` fills): the page's matrix
-            is then made once, not copied to grow.
     """
     n = len(blocks)
     if n == 0:
-        return np.zeros((0, len(FEATURE_NAMES) + spare))
+        return np.zeros((0, len(FEATURE_NAMES)))
     fast = native_module("text_features")
     if fast is not None:
         return fast.page_features(
             list(blocks), list(sentences), block_of, log10_probs, n_tokens, n_oov, _INDEX,
             len(_OWN_FEATURES), _CONTEXT_INDEX, _OFFSETS, _TAG_GROUP_OF, _path_info, _path_cache,
             _ASCII_CLASS, _SENTENCE_END, _PATTERN_GROUPS, _BULLET.match, _LOW_PPL, _NO_PPL,
-            spare,
         )  # fmt: skip
-    features = _block_features(
+    return _block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
-    return np.concatenate([features, np.zeros((n, spare))], axis=1) if spare else features
 
 
 def _block_features(
@@ -740,10 +734,6 @@ class BlockLabeller:
         self.mode = spec.get("mode", "")
         self.threshold = float(spec["threshold"])
         self.trees = TreeEnsemble(spec)
-        # its columns after `FEATURE_NAMES`, the second stage's included: `block_features`
-        # leaves them for `page_features` and `page_scores` to fill
-        self.spare_columns = len(spec["features"]) - len(FEATURE_NAMES)
-        self.spare_columns += len(SCORE_CONTEXT_NAMES) if self.stage2 is not None else 0
         kinds = spec.get("kinds")
         self.kind_trees = TreeEnsemble(kinds) if kinds else None
         self.kind_classes: list[str] = list(kinds["classes"]) if kinds else []
@@ -854,12 +844,13 @@ def page_features(
     *,
     depths: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The rows ``labeller`` reads for a page, filled in place: ``base`` is its
-    `block_features` with the labeller's `BlockLabeller.spare_columns`, which this fills with
-    its class, structure and site columns (a stacked labeller's `SCORE_CONTEXT_NAMES` are
-    left to `BlockLabeller.page_scores`); and which blocks are in the page's main element
-    when it reads `structure_features` (else ``None``). ``depths``: the blocks'
-    `page_structure.common_depths`, when the caller has them."""
+    """The rows ``labeller`` reads for a page, from its `block_features` ``base``; and which
+    blocks are in the page's main element when it reads `structure_features` (else ``None``).
+    ``depths``: the blocks' `page_structure.common_depths`, when the caller has them.
+
+    A stacked labeller's rows end with room for the second stage's `SCORE_CONTEXT_NAMES`
+    columns, which `BlockLabeller.page_scores` fills: the page's rows are copied once, not
+    once more for the second stage."""
     extra = [class_features(blocks)] if labeller.class_features else []
     main_in = None
     if labeller.structure_features:
@@ -867,11 +858,16 @@ def page_features(
         extra.append(structure)
     if labeller.site_features:
         extra.append(site_features(site_evidence, len(blocks)))
-    column = len(FEATURE_NAMES)
-    for values in extra:
-        base[:, column : column + values.shape[1]] = values
-        column += values.shape[1]
-    return base, main_in
+    room = len(SCORE_CONTEXT_NAMES) if labeller.stage2 is not None else 0
+    if not extra and not room:
+        return base, main_in
+    # column-major, as ``base`` is when built natively (the tree walk reads the transpose of
+    # the rows without a copy)
+    width = base.shape[1] + sum(e.shape[1] for e in extra)
+    rows = np.empty((width + room, len(blocks)))
+    np.concatenate([base.T, *(e.T for e in extra)], out=rows[:width])
+    rows[width:] = 0.0
+    return rows.T, main_in
 
 
 _labellers: LoadedOnce[BlockLabeller] = LoadedOnce()
@@ -937,9 +933,8 @@ def label_blocks(
     labeller = load_labeller(mode, labeller_path)
     log10_probs, n_tokens, n_oov = scores
     features = block_features(
-        blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov,
-        spare=labeller.spare_columns,
-    )  # fmt: skip
+        blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
+    )
     # the elements the structure features and the score context both read: found once, from
     # the tag path prefixes the rows already count
     depths = row_depths(features, _INDEX) if labeller.structure_features else None

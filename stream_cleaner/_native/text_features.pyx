@@ -331,7 +331,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
                   dict col, Py_ssize_t n_own, const long[::1] context_index, tuple offsets,
                   dict tag_group_of, path_info, dict path_cache, const long[::1] ascii_class,
                   frozenset sentence_end, tuple pattern_groups, bullet_match,
-                  double low_ppl, double no_ppl, Py_ssize_t spare=0):
+                  double low_ppl, double no_ppl):
     """`labeller.block_features` of a page with at least one block, in one pass per loop.
 
     Every value is made by the same operations in the same order as the numpy reference
@@ -387,8 +387,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     width = n_own + len(offsets) * n_ctx
     # built transposed, (features, blocks): most loops below fill one feature for every
     # block, along a row of this array; the caller gets its transpose, (blocks, features)
-    # and ``spare`` rows of zeros after them, which the caller fills
-    out = np.zeros((width + spare, n))
+    out = np.zeros((width, n))
     cdef double[:, ::1] own = out
     lengths_array = np.empty(n, dtype=np.int64)
     cdef long[::1] lengths = lengths_array
