@@ -34,7 +34,6 @@ from .budget import check_deadline
 from .document import Block
 from .loaded import LoadedOnce
 from .page_structure import (
-    SCORE_CONTEXT_NAMES,
     STRUCTURE_FEATURE_NAMES,
     row_depths,
     score_context,
@@ -773,20 +772,16 @@ class BlockLabeller:
         """The score of each block of a page, and the rows the last stage read: for a stacked
         labeller the second stage's over the first's and its `score_context` (``main_in``:
         which blocks are in the page's main element, from `structure_features`; ``depths``:
-        the blocks' `page_structure.common_depths`, when the caller has them). ``features``
-        are `page_features`' rows: of a stacked labeller they end with the
-        `SCORE_CONTEXT_NAMES` columns, which this fills in place (the first stage reads the
-        columns before them only). Past ``deadline`` (`budget`),
-        `budget.TimeBudgetExceeded`."""
+        the blocks' `page_structure.common_depths`, when the caller has them). Past
+        ``deadline`` (`budget`), `budget.TimeBudgetExceeded`."""
         scores = self.scores(features, deadline=deadline)
         if self.stage2 is None or not len(scores):
             return scores, features
         chars = np.expm1(features[:, _INDEX["log_chars"]])
         inside = main_in if main_in is not None else np.zeros(len(blocks), dtype=bool)
-        features[:, -len(SCORE_CONTEXT_NAMES) :] = score_context(
-            blocks, scores, chars, inside, depths=depths
-        )
-        return self.stage2.raw_scores(features, deadline=deadline), features
+        context = score_context(blocks, scores, chars, inside, depths=depths)
+        stacked = np.concatenate([features.T, context.T]).T
+        return self.stage2.raw_scores(stacked, deadline=deadline), stacked
 
     def predict(
         self,
@@ -846,11 +841,7 @@ def page_features(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The rows ``labeller`` reads for a page, from its `block_features` ``base``; and which
     blocks are in the page's main element when it reads `structure_features` (else ``None``).
-    ``depths``: the blocks' `page_structure.common_depths`, when the caller has them.
-
-    A stacked labeller's rows end with room for the second stage's `SCORE_CONTEXT_NAMES`
-    columns, which `BlockLabeller.page_scores` fills: the page's rows are copied once, not
-    once more for the second stage."""
+    ``depths``: the blocks' `page_structure.common_depths`, when the caller has them."""
     extra = [class_features(blocks)] if labeller.class_features else []
     main_in = None
     if labeller.structure_features:
@@ -858,16 +849,11 @@ def page_features(
         extra.append(structure)
     if labeller.site_features:
         extra.append(site_features(site_evidence, len(blocks)))
-    room = len(SCORE_CONTEXT_NAMES) if labeller.stage2 is not None else 0
-    if not extra and not room:
+    if not extra:
         return base, main_in
     # column-major, as ``base`` is when built natively (the tree walk reads the transpose of
     # the rows without a copy)
-    width = base.shape[1] + sum(e.shape[1] for e in extra)
-    rows = np.empty((width + room, len(blocks)))
-    np.concatenate([base.T, *(e.T for e in extra)], out=rows[:width])
-    rows[width:] = 0.0
-    return rows.T, main_in
+    return np.concatenate([base.T, *(e.T for e in extra)]).T, main_in
 
 
 _labellers: LoadedOnce[BlockLabeller] = LoadedOnce()
