@@ -296,12 +296,15 @@ def score_context(
         return out
     depths, common = depths if depths is not None else common_depths(blocks)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    page = _page_scores(scores, chars, main_in)
     fast = native_module("page_structure")
     if fast is not None:
-        fast.score_context(depths, common, scores, chars, main_in.astype(np.uint8), out, page,
-                           SCORE_UP_LEVELS, OUTSIDE_MAIN_SCORE)  # fmt: skip
+        chars = np.ascontiguousarray(chars, dtype=np.float64)
+        inside = main_in.astype(np.uint8)
+        page = fast.page_scores(scores, chars, inside)
+        fast.score_context(depths, common, scores, chars, inside, out, page, SCORE_UP_LEVELS,
+                           OUTSIDE_MAIN_SCORE)  # fmt: skip
         return out
+    page = _page_scores(scores, chars, main_in)
     return _score_context(depths, common, scores, chars=chars, main_in=main_in, out=out, page=page)
 
 

@@ -239,3 +239,19 @@ def test_a_guarded_document_says_so_in_its_record_and_the_guard_can_be_off(tmp_p
         (labeller_path("auto").parents[2] / "topics" / "clean.documents.v1.schema.json").read_text()
     )
     assert set(schema["properties"]["guard"]["enum"]) == {*GuardReason.ALL, None}
+
+
+def test_native_page_scores_equal_the_reference():
+    fast = native_module("page_structure")
+    if fast is None:
+        pytest.skip("native modules not built")
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 8, 9, 100, 128, 129, 300, 1000):
+        for _ in range(20):
+            scores = rng.normal(size=n).round(rng.integers(0, 3))  # ties, zeros
+            chars = np.expm1(rng.uniform(0, 8, size=n)) * (rng.random(n) > 0.1)
+            inside = rng.random(n) < rng.choice([0.0, 0.3, 1.0])
+            found = fast.page_scores(scores, chars, inside.astype(np.uint8))
+            assert found == _page_scores(scores, chars, inside), (n, scores, chars, inside)
+    zero = np.zeros(3)
+    assert fast.page_scores(zero, zero, np.ones(3, np.uint8)) == _page_scores(zero, zero, zero > -1)

@@ -8,12 +8,15 @@ the reference's, in the same order, so both give the same numbers (tests compare
 
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `structure_features`, `score_context`, `common_depths`: the functions of the same
-names in `page_structure`.
+names in `page_structure`; `page_scores`: its ``_page_scores``.
 """
 
 from libc.math cimport log1p
 
 import numpy as np
+
+
+include "pairwise_sum.pxi"
 
 
 cdef Py_ssize_t _count_elements(const long[::1] depths, const long[::1] common, Py_ssize_t n):
@@ -223,6 +226,47 @@ def score_context(const long[::1] depths, const long[::1] common, const double[:
         if has_main:
             out[i, 8 + up_levels] = main_mean if main_in[i] else outside_main
     return out
+
+
+def page_scores(const double[::1] scores, const double[::1] chars,
+                const unsigned char[::1] main_in):
+    """The reference's ``_page_scores`` of a page with at least one block: its sums as numpy
+    makes them (pairwise, `_pairwise_sum`, from 0.0), the cumulative share of characters one
+    by one in the stable order of the scores, as ``np.cumsum`` adds them."""
+    cdef Py_ssize_t n = scores.shape[0], i, m = 0, median = -1, q90 = -1
+    cdef double total, denominator, cumulative = 0.0, share, main_chars
+    order_a = np.argsort(np.asarray(scores), kind="stable")
+    weighted_a = np.empty(n, dtype=np.float64)
+    main_chars_a = np.empty(n, dtype=np.float64)
+    cdef long[::1] order = order_a
+    cdef double[::1] weighted = weighted_a, inside_chars = main_chars_a
+    total = 0.0 + _pairwise_sum(&chars[0], n)
+    denominator = total if total >= 1e-9 else 1e-9
+    for i in range(n):
+        cumulative += chars[order[i]]
+        share = cumulative / denominator
+        if median < 0 and share >= 0.5:
+            median = i
+        if q90 < 0 and share >= 0.9:
+            q90 = i
+    if median < 0:
+        median = n - 1
+    if q90 < 0:
+        q90 = n - 1
+    # characters scored above 0
+    for i in range(n):
+        weighted[i] = chars[i] * (1.0 if scores[i] > 0 else 0.0)
+    share = (0.0 + _pairwise_sum(&weighted[0], n)) / denominator
+    for i in range(n):
+        if main_in[i]:
+            weighted[m] = scores[i] * chars[i]
+            inside_chars[m] = chars[i]
+            m += 1
+    mean = None
+    if m:
+        main_chars = 0.0 + _pairwise_sum(&inside_chars[0], m)
+        mean = (0.0 + _pairwise_sum(&weighted[0], m)) / (main_chars if main_chars >= 1e-9 else 1e-9)
+    return (scores[order[n - 1]], scores[order[median]], scores[order[q90]], share, mean)
 
 
 cdef long _shared_tags(str a, str b):
