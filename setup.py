@@ -49,7 +49,7 @@ class BuildNative(build_ext):
         build_native.write_built_for(native, VERSIONS)
 
     def get_source_files(self) -> list[str]:
-        return []  # the sdist gets the .pyx and .h files from MANIFEST.in, not the sdists'
+        return []  # the sdist gets the .pyx, .pxi and .h files from MANIFEST.in, not the sdists'
 
 
 setup(

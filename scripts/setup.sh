@@ -35,7 +35,7 @@ fi
 # The compiled speed-ups (stream_cleaner/_native): rebuilt when their sources or the installed
 # selectolax/kenlm change; without them the package runs in pure Python, about half as fast.
 native_stamp=.venv/.stream-cleaner-native
-native_want="$(cat stream_cleaner/_native/*.pyx stream_cleaner/_native/*.h scripts/build_native.py \
+native_want="$(cat stream_cleaner/_native/*.pyx stream_cleaner/_native/*.pxi stream_cleaner/_native/*.h scripts/build_native.py \
     | sha256sum | cut -d' ' -f1) $(.venv/bin/python -m pip freeze 2>/dev/null | grep -i -E '^(selectolax|kenlm)' | tr '\n' ' ')"
 if [[ ! -f "$native_stamp" || "$(cat "$native_stamp")" != "$native_want" \
       || ! -f stream_cleaner/_native/built_for.json ]]; then
