@@ -11,6 +11,9 @@ commit before a change against the checkout:
     git worktree add /tmp/before HEAD~3     # build its native modules: scripts/build_native.py
     .venv/bin/python bench/core_ab.py --tree /tmp/before --tree . --mode article --mode corpus
 
+A tree listed second measures about 1.5 % faster than the same tree listed first (two copies
+of one tree: 0.986), so a gain of a few percent is read from runs both ways round.
+
 Prints, per mode, each tree's CPU ms per page (pages after a warm-up of --warm pages, which
 are still compared), the ratio to the first tree, and how many pages' outputs differ.
 """
