@@ -239,7 +239,12 @@ def measure_pass(system: System, pages: Sequence[Page]) -> tuple[Row, PassResult
     start = time.perf_counter()
     result = system.run(inputs)
     seconds = time.perf_counter() - start
-    row = Row(
+    return _row(system, pages, seconds, result), result
+
+
+def _row(system: System, pages: Sequence[Page], seconds: float, result: PassResult) -> Row:
+    """A system's figures over a pass of ``pages`` that took ``seconds``."""
+    return Row(
         system=system.name,
         version=system.version,
         pages=len(pages),
@@ -250,7 +255,6 @@ def measure_pass(system: System, pages: Sequence[Page]) -> tuple[Row, PassResult
         failures_by_reason=result.failures_by_reason,
         stage_seconds=result.stage_seconds,
     )
-    return row, result
 
 
 def measure_interleaved(
@@ -281,17 +285,11 @@ def measure_interleaved(
         for result in results[name]:
             reasons.update(result.failures_by_reason)
             stages.update(result.stage_seconds)
-        rows[name] = Row(
-            system=name,
-            version=system.version,
-            pages=len(pages),
-            input_bytes=sum(len(p.raw) for p in pages),
-            seconds=seconds[name],
-            failures=sum(r.failures for r in results[name]),
-            empty=sum(r.empty for r in results[name]),
-            failures_by_reason=dict(reasons),
-            stage_seconds=dict(stages),
-        )
+        turns = PassResult(
+            sum(r.failures for r in results[name]), sum(r.empty for r in results[name]),
+            dict(reasons), stage_seconds=dict(stages),
+        )  # fmt: skip
+        rows[name] = _row(system, pages, seconds[name], turns)
     return rows
 
 
