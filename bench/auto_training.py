@@ -27,7 +27,10 @@ test, the multilingual sets) was read:
    Later (2026-11-29), by the same rule: what the guard keeps when it steps in, the run's prose
    blocks (shipped) or also every block of the page's main element (`page_structure`'s
    ``main_in``, comment-marked blocks left out): `guard --what main`. It loses one page fewer
-   (5) but costs 0.0035 of the mean against no guard, so it is not shipped.
+   (5) but costs 0.0035 of the mean against no guard, so it is not shipped. Then, by the
+   same rule, what no run of prose is taken from (`GUARD_OUTSIDE`, each with the six
+   settings): comment-marked parts only, or also `nav`/`aside`/`footer` elements, the nav,
+   sidebar and footer class words, overlays and legal notices; the last is shipped.
 3. Reported, not chosen: the same without the stage-two stack, without the structure
    features, and without the language model's perplexity features (set to the value a page
    without a model gets), to say what each part contributes.
@@ -98,6 +101,17 @@ CANDIDATES = {
     "stacked-large": {"params": MODE_PARAMS["auto"], "trees": NUM_TREES["auto"]},
 }
 GUARD_GRID = [(w, k) for w in (100, 200) for k in (0.2, 0.35, 0.5)]
+# What no run of prose is taken from (`guard.OUTSIDE_GROUPS`, `guard.OUTSIDE_COLUMNS`): the
+# first guard left out comment-marked blocks only; the last is shipped.
+_TAGS = ("path_nav", "path_aside", "path_footer")
+_REGIONS = ("comment", "nav", "sidebar", "footer")
+GUARD_OUTSIDE = {
+    "comments": (("comment",), ()),
+    "tags": (("comment",), _TAGS),
+    "regions": (_REGIONS, _TAGS),
+    "regions+overlay": ((*_REGIONS, "overlay"), _TAGS),
+    "regions+overlay+legal": ((*_REGIONS, "overlay"), (*_TAGS, "legal")),
+}
 # the page_structure.STRUCTURE_FEATURE_NAMES column saying a block is in the main element
 MAIN_IN_COLUMN = len(feature_names(class_features=True)) + STRUCTURE_FEATURE_NAMES.index("main_in")
 PERPLEXITY_FEATURES = [
@@ -175,25 +189,35 @@ def modern_checks(pages: list, keeps: list) -> tuple[float, dict[str, float]]:
     return pooled.f1, {k: float(np.mean(v)) for k, v in sorted(by_type.items())}
 
 
-def guarded(pages: list, keeps: list, min_words: int, min_share: float, what: str = "run") -> list:
+def guarded(
+    pages: list,
+    keeps: list,
+    min_words: int,
+    min_share: float,
+    *,
+    what: str = "run",
+    outside: str = "regions+overlay+legal",
+) -> list:
     """The decisions with the guard at these settings; ``what`` it keeps when it steps in:
-    the run's prose blocks (``run``, as shipped) or also the main element's (``main``)."""
-    saved = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
-    guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE = min_words, min_share
+    the run's prose blocks (``run``, as shipped) or also the main element's (``main``);
+    ``outside``: what no run is taken from (`GUARD_OUTSIDE`)."""
+    names = ("MIN_RUN_WORDS", "MIN_KEPT_SHARE", "OUTSIDE_GROUPS", "OUTSIDE_COLUMNS")
+    saved = [getattr(guard_module, n) for n in names]
+    for name, value in zip(names, (min_words, min_share, *GUARD_OUTSIDE[outside]), strict=True):
+        setattr(guard_module, name, value)
     try:
         out = []
         for page, keep in zip(pages, keeps, strict=True):
             chosen, reason = guard_module.guard_content(list(keep), page.blocks, page.features)
             chosen = np.asarray(chosen)
             if reason is not None and what == "main":
-                comments = np.fromiter(
-                    (b.class_words & guard_module._COMMENT_BITS for b in page.blocks), dtype=bool
-                )  # fmt: skip
-                chosen |= (page.features[:, MAIN_IN_COLUMN] > 0) & ~comments
+                left_out = guard_module.outside(page.blocks, page.features)
+                chosen |= (page.features[:, MAIN_IN_COLUMN] > 0) & ~left_out
             out.append(chosen)
         return out
     finally:
-        guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE = saved
+        for name, value in zip(names, saved, strict=True):
+            setattr(guard_module, name, value)
 
 
 def row(name: str, figures: dict[str, float], extra: str = "") -> str:
@@ -276,9 +300,12 @@ def lost_pages(pages: list, keeps: list, peer_outputs: Path, peer: str = "trafil
     return lost
 
 
-def choose_guard(peer_outputs: Path, candidate: str, what: str = "run") -> None:
+def choose_guard(
+    peer_outputs: Path, candidate: str, what: str = "run", outside: tuple[str, ...] = ()
+) -> None:
     """Rule 2: the guard's settings by the pages of lost main content, then the mean F1
-    (``what``: what the guard keeps when it steps in, `guarded`)."""
+    (``what``: what the guard keeps when it steps in; ``outside``: the `GUARD_OUTSIDE`
+    variants to choose among, all by default; `guarded`)."""
     pages = load_pages()
     scores = cached_out_of_fold(pages, candidate)
     threshold, _ = choose_threshold(pages, scores, per_source=True)
@@ -290,21 +317,23 @@ def choose_guard(peer_outputs: Path, candidate: str, what: str = "run") -> None:
     header = "| guard | " + " | ".join(SETS) + " | mean | pages changed, lost (per set) |"
     print(header + "\n|---|" + "---:|" * (len(SETS) + 2), flush=True)
     best = None
-    for words, share in GUARD_GRID:
-        chosen = guarded(pages, keeps, words, share, what)
-        fired = sum(1 for a, b in zip(chosen, keeps, strict=True) if (a != b).any())
-        figures = per_set(pages, chosen)
-        mean = float(np.mean(list(figures.values())))
-        lost = lost_pages(pages, chosen, peer_outputs)
-        total = sum(lost.values())
-        per = " / ".join(str(lost[s]) for s in SETS)
-        print(row(f"{words} words, {share}", figures, f"{fired}, {total} ({per})"), flush=True)
-        if best is None or (total, -mean) < (best[0], -best[1]):
-            best = (total, mean, words, share)
+    for left_out in outside or GUARD_OUTSIDE:
+        for words, share in GUARD_GRID:
+            chosen = guarded(pages, keeps, words, share, what=what, outside=left_out)
+            fired = sum(1 for a, b in zip(chosen, keeps, strict=True) if (a != b).any())
+            figures = per_set(pages, chosen)
+            mean = float(np.mean(list(figures.values())))
+            lost = lost_pages(pages, chosen, peer_outputs)
+            total = sum(lost.values())
+            per = " / ".join(str(lost[s]) for s in SETS)
+            name = f"{left_out}: {words} words, {share}"
+            print(row(name, figures, f"{fired}, {total} ({per})"), flush=True)
+            if best is None or (total, -mean) < (best[0], -best[1]):
+                best = (total, mean, name)
     assert best is not None
-    total, mean, words, share = best
+    total, mean, name = best
     verdict = "ship it" if base - mean < 0.002 else "do not ship it"
-    print(f"\nchosen: {words} words, {share} ({total} pages lost, mean F1 {mean:.4f} against "
+    print(f"\nchosen: {name} ({total} pages lost, mean F1 {mean:.4f} against "
           f"{base:.4f} without the guard: {verdict})")  # fmt: skip
 
 
@@ -363,6 +392,10 @@ def main() -> None:
         help="guard: what it keeps when it steps in (the run's prose blocks, or also the main "
         "element's blocks)",
     )  # fmt: skip
+    parser.add_argument(
+        "--outside", action="append", choices=tuple(GUARD_OUTSIDE),
+        help="guard: what no run of prose is taken from (repeat; default: every variant)",
+    )  # fmt: skip
     parser.add_argument("--out", default=str(CACHE / "folds"))
     parser.add_argument(
         "--peer-outputs",
@@ -374,7 +407,7 @@ def main() -> None:
     if args.command == "select":
         select()
     elif args.command == "guard":
-        choose_guard(args.peer_outputs, args.candidate, args.what)
+        choose_guard(args.peer_outputs, args.candidate, args.what, tuple(args.outside or ()))
     else:
         folds(Path(args.out), args.candidate)
 

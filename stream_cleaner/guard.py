@@ -7,8 +7,11 @@ page then comes out with a title and a date, or empty, and a corpus loses it wit
 The guard measures the page's running text on its own, without the labeller: the longest run
 of prose blocks in reading order (blocks of `MIN_RUN_BLOCK_WORDS` words or more that end a
 sentence and sit mostly outside links, with at most `MAX_RUN_GAP` other blocks between two of
-them), leaving out blocks in a part of the page its markup names for comments (readers'
-comments are not an article's main content, and are often its longest run of prose). When
+them), leaving out blocks in a part of the page its markup names for something else (readers'
+comments, navigation, a sidebar, a footer, an overlay such as a cookie banner: by an element
+`nav`, `aside` or `footer`, or by the class and id words of `parse.CLASS_WORD_GROUPS`) and
+legal notices. Such parts are not the main content and are often a page's longest run of prose
+(a thread of comments, a sidebar of post teasers, a licence or consent text). When
 that run holds at least `MIN_RUN_WORDS` words and the decision keeps less than
 `MIN_KEPT_SHARE` of them, the run's prose blocks are kept too, and the cleaned document says so
 (``CleanedDocument.guard``, `GuardReason.CONTENT_LOSS`).
@@ -22,18 +25,21 @@ import numpy as np
 
 from .document import Block
 from .labeller import FEATURE_NAMES
-from .parse import CLASS_COMMENT
+from .parse import CLASS_GROUP_NAMES
 
 # What a run of prose is: fixed beforehand, as the page structure's prose (`page_structure`).
 MIN_RUN_BLOCK_WORDS = 10
 MAX_RUN_LINK_DENSITY = 0.3
 MAX_RUN_GAP = 2
 # When the guard steps in: chosen by `bench/auto_training.py guard` on the auto labeller's
-# out-of-fold decisions over its 1,536 training pages: the fewest pages of lost main content
-# (8 without the guard, 6 with it), then the best mean F1 (0.8608 against 0.8617 without).
+# out-of-fold decisions over its 1,536 training pages: the fewest pages of lost main content,
+# then the best mean F1 (docs/labeller.md). What is left out of a run was chosen there too.
 MIN_RUN_WORDS = 200
 MIN_KEPT_SHARE = 0.5
-_COMMENT_BITS = 0xF << (4 * CLASS_COMMENT)
+# The parts of a page no run of prose is taken from: class and id word groups, elements on the
+# tag path (the labeller's ``path_*`` columns), and the labeller's pattern columns.
+OUTSIDE_GROUPS = ("comment", "nav", "sidebar", "footer", "overlay")
+OUTSIDE_COLUMNS = ("path_nav", "path_aside", "path_footer", "legal")
 _WORDS, _LINKS, _ENDS = (
     FEATURE_NAMES.index(n) for n in ("log_words", "link_density", "ends_sentence")
 )
@@ -47,21 +53,31 @@ class GuardReason:
     ALL = (CONTENT_LOSS,)
 
 
+def outside(blocks: Sequence[Block], features: np.ndarray) -> np.ndarray:
+    """Which blocks sit in a part of the page that is not its main content (see the module):
+    `OUTSIDE_GROUPS` and `OUTSIDE_COLUMNS`."""
+    bits = sum(0xF << (4 * CLASS_GROUP_NAMES.index(g)) for g in OUTSIDE_GROUPS)
+    named = np.fromiter((b.class_words & bits != 0 for b in blocks), dtype=bool, count=len(blocks))
+    columns = [FEATURE_NAMES.index(c) for c in OUTSIDE_COLUMNS]
+    return named | (features[:, columns] > 0).any(axis=1) if columns else named
+
+
 def prose_run(
-    blocks: Sequence[Block], words: np.ndarray, link_density: np.ndarray, ends_sentence: np.ndarray
+    words: np.ndarray, link_density: np.ndarray, ends_sentence: np.ndarray, left_out: np.ndarray
 ) -> tuple[list[int], float]:
-    """The blocks of the page's longest run of prose (see the module) and its words."""
+    """The blocks of the page's longest run of prose (see the module; blocks ``left_out``
+    never in it) and its words."""
     best: list[int] = []
     best_words = 0.0
     run: list[int] = []
     run_words = 0.0
     last = -MAX_RUN_GAP - 2
-    for i, block in enumerate(blocks):
+    for i in range(len(words)):
         if (
             words[i] < MIN_RUN_BLOCK_WORDS
             or link_density[i] >= MAX_RUN_LINK_DENSITY
             or not ends_sentence[i]
-            or block.class_words & _COMMENT_BITS
+            or left_out[i]
         ):
             continue
         if i - last - 1 > MAX_RUN_GAP:
@@ -87,7 +103,8 @@ def guard_content(
     if not len(blocks):
         return list(content), None
     words = np.exp(features[:, _WORDS]) - 1.0
-    run, run_words = prose_run(blocks, words, features[:, _LINKS], features[:, _ENDS])
+    left_out = outside(blocks, features)
+    run, run_words = prose_run(words, features[:, _LINKS], features[:, _ENDS], left_out)
     if run_words < MIN_RUN_WORDS:
         return list(content), None
     kept = sum(words[i] for i in run if content[i])

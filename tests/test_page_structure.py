@@ -185,6 +185,33 @@ def test_the_guard_leaves_readers_comments_dropped(tiny_model):
     assert guard_content(content, blocks, features) == (content, None)
 
 
+@pytest.mark.parametrize(
+    ("part", "notice"),
+    [
+        ("<aside>{}</aside>", ""),  # a sidebar of post teasers, by its element
+        ("<footer>{}</footer>", ""),
+        ("<div class='site-footer'>{}</div>", ""),  # ... or by its class
+        ("<div id='cookie-consent'>{}</div>", ""),  # an overlay
+        ("<div>{}</div>", "Copyright 2026, all rights reserved. "),  # a legal notice
+    ],
+)
+def test_the_guard_takes_no_run_from_sidebars_footers_overlays_or_legal_text(
+    tiny_model, part, notice
+):
+    def guard(html):
+        blocks = parse_blocks(html)
+        content = [True] + [False] * (len(blocks) - 1)
+        return content, guard_content(content, blocks, _features(blocks, tiny_model))
+
+    article = f"<body><article><p>{ARTICLE}</p></article>"
+    prose = f"<p>{notice}{LONG}</p><p>{notice}{LONG}</p>"
+    content, guarded = guard(f"{article}{part.format(prose)}</body>")
+    assert guarded == (content, None)
+    # the same prose in a plain division is a run the guard keeps
+    _, guarded = guard(f"{article}<div><p>{LONG}</p><p>{LONG}</p></div></body>")
+    assert guarded == ([True, True, True], GuardReason.CONTENT_LOSS)
+
+
 def test_a_stacked_labeller_with_structure_features_trains_and_cleans(tmp_path, tiny_model):
     pytest.importorskip("lightgbm")
     from stream_cleaner.training import train_labeller
