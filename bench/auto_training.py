@@ -211,7 +211,10 @@ def guarded(
             chosen, reason = guard_module.guard_content(list(keep), page.blocks, page.features)
             chosen = np.asarray(chosen)
             if reason is not None and what == "main":
-                left_out = guard_module.outside(page.blocks, page.features)
+                every = np.arange(len(page.blocks))
+                left_out = np.isin(
+                    every, list(guard_module.outside(page.blocks, page.features, every))
+                )
                 chosen |= (page.features[:, MAIN_IN_COLUMN] > 0) & ~left_out
             out.append(chosen)
         return out

@@ -53,33 +53,28 @@ class GuardReason:
     ALL = (CONTENT_LOSS,)
 
 
-def outside(blocks: Sequence[Block], features: np.ndarray) -> np.ndarray:
-    """Which blocks sit in a part of the page that is not its main content (see the module):
-    `OUTSIDE_GROUPS` and `OUTSIDE_COLUMNS`."""
+def outside(blocks: Sequence[Block], features: np.ndarray, candidates: np.ndarray) -> set[int]:
+    """Which of the ``candidates`` (block indexes) sit in a part of the page that is not its
+    main content (see the module): `OUTSIDE_GROUPS` and `OUTSIDE_COLUMNS`."""
     bits = sum(0xF << (4 * CLASS_GROUP_NAMES.index(g)) for g in OUTSIDE_GROUPS)
-    named = np.fromiter((b.class_words & bits != 0 for b in blocks), dtype=bool, count=len(blocks))
     columns = [FEATURE_NAMES.index(c) for c in OUTSIDE_COLUMNS]
-    return named | (features[:, columns] > 0).any(axis=1) if columns else named
+    marked = (features[np.ix_(candidates, columns)] > 0).any(axis=1).tolist()
+    return {
+        i
+        for i, m in zip(candidates.tolist(), marked, strict=True)
+        if m or blocks[i].class_words & bits
+    }
 
 
-def prose_run(
-    words: np.ndarray, link_density: np.ndarray, ends_sentence: np.ndarray, left_out: np.ndarray
-) -> tuple[list[int], float]:
-    """The blocks of the page's longest run of prose (see the module; blocks ``left_out``
-    never in it) and its words."""
+def prose_run(prose: Sequence[int], words: Sequence[float]) -> tuple[list[int], float]:
+    """The blocks of the page's longest run of prose and its words, from the page's ``prose``
+    blocks (their indexes, in reading order: see the module)."""
     best: list[int] = []
     best_words = 0.0
     run: list[int] = []
     run_words = 0.0
     last = -MAX_RUN_GAP - 2
-    for i in range(len(words)):
-        if (
-            words[i] < MIN_RUN_BLOCK_WORDS
-            or link_density[i] >= MAX_RUN_LINK_DENSITY
-            or not ends_sentence[i]
-            or left_out[i]
-        ):
-            continue
+    for i in prose:
         if i - last - 1 > MAX_RUN_GAP:
             run, run_words = [], 0.0
         run.append(i)
@@ -103,8 +98,14 @@ def guard_content(
     if not len(blocks):
         return list(content), None
     words = np.exp(features[:, _WORDS]) - 1.0
-    left_out = outside(blocks, features)
-    run, run_words = prose_run(words, features[:, _LINKS], features[:, _ENDS], left_out)
+    candidates = np.flatnonzero(
+        (words >= MIN_RUN_BLOCK_WORDS)
+        & (features[:, _LINKS] < MAX_RUN_LINK_DENSITY)
+        & (features[:, _ENDS] != 0)
+    )
+    left_out = outside(blocks, features, candidates)
+    prose = [i for i in candidates.tolist() if i not in left_out]
+    run, run_words = prose_run(prose, words.tolist())
     if run_words < MIN_RUN_WORDS:
         return list(content), None
     kept = sum(words[i] for i in run if content[i])
