@@ -14,6 +14,11 @@ commit before a change against the checkout:
 A tree listed second measures about 1.5 % faster than the same tree listed first (two copies
 of one tree: 0.986), so a gain of a few percent is read from runs both ways round.
 
+A tree can name its own mode, ``--tree PATH@MODE``: one default against another, say the tree
+where `corpus` was the default against today's `auto` (their outputs then differ, of course):
+
+    .venv/bin/python bench/core_ab.py --tree /tmp/then@corpus --tree .@auto --sets modern2026
+
 Prints, per mode, each tree's CPU ms per page (pages after a warm-up of --warm pages, which
 are still compared), the ratio to the first tree, and how many pages' outputs differ.
 """
@@ -61,7 +66,10 @@ for line in sys.stdin:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tree", action="append", required=True, help="a checkout (twice+)")
+    parser.add_argument(
+        "--tree", action="append", required=True,
+        help="a checkout (twice+), PATH@MODE for one run in MODE whatever --mode says",
+    )  # fmt: skip
     parser.add_argument(
         "--mode", action="append", help="auto, corpus, article... (default: all three)"
     )
@@ -78,13 +86,20 @@ def main() -> None:
     if len(args.tree) < 2:
         parser.error("give two trees or more")
     os.sched_setaffinity(0, {args.core})  # the children inherit it
-    trees = [Path(tree).resolve() for tree in args.tree]
-    for mode in args.mode or ["auto", "article", "corpus"]:
+    trees: list[Path] = []
+    own: list[str | None] = []  # each tree's own mode, if it names one
+    for spec in args.tree:
+        path, at, tree_mode = spec.rpartition("@")
+        trees.append(Path(path if at else spec).resolve())
+        own.append(tree_mode if at else None)
+    modes = args.mode or ["auto", "article", "corpus"]
+    for mode in modes if None in own else ["/".join(m or "" for m in own)]:
         children = []
-        for tree in trees:
+        for tree, tree_mode in zip(trees, own, strict=True):
             env = {**os.environ, "PYTHONPATH": str(tree)}
             children.append(subprocess.Popen(
-                [sys.executable, "-c", CHILD, args.data, mode, args.sets], cwd=tree, env=env,
+                [sys.executable, "-c", CHILD, args.data, tree_mode or mode, args.sets], cwd=tree,
+                env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             ))  # fmt: skip
         counts = {int(child.stdout.readline()) for child in children}  # type: ignore[union-attr]
