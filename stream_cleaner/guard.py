@@ -13,8 +13,9 @@ comments, navigation, a sidebar, a footer, an overlay such as a cookie banner: b
 legal notices. Such parts are not the main content and are often a page's longest run of prose
 (a thread of comments, a sidebar of post teasers, a licence or consent text). When
 that run holds at least `MIN_RUN_WORDS` words and the decision keeps less than
-`MIN_KEPT_SHARE` of them, the run's prose blocks are kept too, and the cleaned document says so
-(``CleanedDocument.guard``, `GuardReason.CONTENT_LOSS`).
+`MIN_KEPT_SHARE` of them, the run's prose blocks are kept too, and so is every block of the
+page's main element (`page_structure`, when the labeller reads it: ``auto``) outside those
+parts; the cleaned document says so (``CleanedDocument.guard``, `GuardReason.CONTENT_LOSS`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ MAX_RUN_LINK_DENSITY = 0.3
 MAX_RUN_GAP = 2
 # When the guard steps in: chosen by `bench/auto_training.py guard` on the auto labeller's
 # out-of-fold decisions over its 1,536 training pages: the fewest pages of lost main content,
-# then the best mean F1 (docs/labeller.md). What is left out of a run was chosen there too.
-MIN_RUN_WORDS = 200
+# then the best mean F1 (docs/labeller.md); what is left out of a run, and keeping the main
+# element too, were chosen there as well.
+MIN_RUN_WORDS = 100
 MIN_KEPT_SHARE = 0.5
 # The parts of a page no run of prose is taken from: class and id word groups, elements on the
 # tag path (the labeller's ``path_*`` columns), and the labeller's pattern columns.
@@ -86,7 +88,10 @@ def prose_run(prose: Sequence[int], words: Sequence[float]) -> tuple[list[int], 
 
 
 def guard_content(
-    content: Sequence[bool], blocks: Sequence[Block], features: np.ndarray
+    content: Sequence[bool],
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    main_in: np.ndarray | None = None,
 ) -> tuple[list[bool], str | None]:
     """The decision with the guard applied, and why it changed it (``None``: it did not).
 
@@ -94,6 +99,8 @@ def guard_content(
         content: the labeller's decision per block.
         blocks: the page's blocks.
         features: the rows the labeller read (`labeller.block_features` first).
+        main_in: which blocks are in the page's main element (`BlockLabeller.main_in`), kept
+            too when the guard steps in; ``None`` when the labeller does not know.
     """
     if not len(blocks):
         return list(content), None
@@ -114,4 +121,10 @@ def guard_content(
     guarded = list(content)
     for i in run:
         guarded[i] = True
+    if main_in is not None:
+        main = np.flatnonzero(main_in)
+        left_out = outside(blocks, features, main)
+        for i in main.tolist():
+            if i not in left_out:
+                guarded[i] = True
     return guarded, GuardReason.CONTENT_LOSS

@@ -719,6 +719,10 @@ class BlockLabeller:
         # where each block stands in the page (`page_structure.STRUCTURE_FEATURE_NAMES`,
         # after the class and id words)
         self.structure_features = bool(spec.get("structure_features", False))
+        names = feature_names(
+            class_features=self.class_features, structure_features=self.structure_features
+        )
+        self._main_in = names.index("main_in") if self.structure_features else None
         if tuple(spec["features"]) != feature_names(
             site_features=self.site_features,
             class_features=self.class_features,
@@ -782,6 +786,11 @@ class BlockLabeller:
         context = score_context(blocks, scores, chars, inside, depths=depths)
         stacked = np.concatenate([features.T, context.T]).T
         return self.stage2.raw_scores(stacked, deadline=deadline), stacked
+
+    def main_in(self, rows: np.ndarray) -> np.ndarray | None:
+        """Which blocks are in the page's main element (`page_structure`), from the ``rows``
+        this labeller read; ``None`` when it does not read where blocks stand."""
+        return None if self._main_in is None else rows[:, self._main_in] > 0
 
     def predict(
         self,

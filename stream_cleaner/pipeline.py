@@ -470,7 +470,7 @@ class _Run:
         if self._multilingual_applies():
             content = self._multilingual_content(blocks, content)
         if settings.content_guard:
-            content, self.guard = guard_content(content, blocks, rows)
+            content, self.guard = guard_content(content, blocks, rows, labeller.main_in(rows))
         self.block_kinds = tuple(kinds)
         t = self._lap("label", t)
         if self.html is not None:

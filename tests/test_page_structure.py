@@ -16,6 +16,7 @@ from stream_cleaner.labeller import (
     FEATURE_NAMES,
     BlockLabeller,
     block_features,
+    label_blocks,
     labeller_path,
 )
 from stream_cleaner.page_structure import (
@@ -183,6 +184,47 @@ def test_the_guard_leaves_readers_comments_dropped(tiny_model):
     features = _features(blocks, tiny_model)
     content = [True, False, False]
     assert guard_content(content, blocks, features) == (content, None)
+
+
+def test_the_guard_keeps_the_main_element_too_where_the_labeller_knows_it(tiny_model):
+    html = (
+        "<body><nav><a href='/'>Home</a></nav><main>"
+        f"<p>{LONG}</p><p>{LONG}</p><ul><li>Weight: 2 kg</li><li>Colour: blue</li></ul>"
+        "<footer><p>Printed in the footer of the main element.</p></footer></main></body>"
+    )
+    blocks = parse_blocks(html)
+    texts = [b.text for b in blocks]
+    features = _features(blocks, tiny_model)
+    main_in = np.array([text != "Home" for text in texts])
+    dropped = [False] * len(blocks)
+    kept, why = guard_content(dropped, blocks, features, main_in)
+    assert why == GuardReason.CONTENT_LOSS
+    # the run, the short list items of the main element, not its footer nor the menu
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [LONG, LONG, "Weight: 2 kg",
+                                                                  "Colour: blue"]  # fmt: skip
+    # without the main element: the run alone
+    kept, _ = guard_content(dropped, blocks, features)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [LONG, LONG]
+
+
+def test_the_labeller_that_reads_the_page_structure_says_where_its_main_element_is(tiny_model):
+    html = f"<body><nav><a href='/'>Home</a></nav><main><p>{LONG}</p><p>{LONG}</p></main></body>"
+    blocks = parse_blocks(html)
+    sentences, block_of = [], []
+    for block in blocks:
+        split = split_sentences(block.text)
+        sentences += split
+        block_of += [block.index] * len(split)
+    scores = [s for s in tiny_model.score_many(sentences)]
+    columns = (
+        [s.log10_prob for s in scores],
+        [s.n_tokens for s in scores],
+        [s.n_oov for s in scores],
+    )
+    _, _, auto, rows = label_blocks(blocks, sentences, block_of, columns, mode="auto")
+    assert auto.main_in(rows).tolist() == [False, True, True]
+    _, _, corpus, rows = label_blocks(blocks, sentences, block_of, columns, mode="corpus")
+    assert corpus.main_in(rows) is None
 
 
 @pytest.mark.parametrize(
