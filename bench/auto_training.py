@@ -81,13 +81,12 @@ from stream_cleaner.labeller import (
     FEATURE_NAMES,
     TreeEnsemble,
     block_features,
-    class_features,
     feature_names,
     labeller_path,
     unscored_score,
 )
 from stream_cleaner.lm import load_model
-from stream_cleaner.page_structure import score_context, structure_features
+from stream_cleaner.page_structure import score_context
 from stream_cleaner.training import (
     MODE_PARAMS,
     NUM_TREES,
@@ -401,15 +400,17 @@ def folds(out: Path, candidate: str) -> None:
 
 def without_model_rows(page, log_ppl: float) -> tuple[np.ndarray, np.ndarray]:
     """A training page's first-stage rows and main element as they are for a page in a
-    language without a model: every sentence at the neutral perplexity (`unscored_score`)."""
-    rows = block_features(
+    language without a model: every sentence at the neutral perplexity (`unscored_score`),
+    the rows built as for training (`add_class_features`, `add_structure_features`)."""
+    log10_probs = [unscored_score(n, log_ppl)[0] for n in page.n_tokens]
+    n_oov = [0] * len(page.n_tokens)
+    copy = dataclasses.replace(page, log10_probs=log10_probs, n_oov=n_oov, features=block_features(
         page.blocks, page.sentences, page.block_of,
-        log10_probs=[unscored_score(n, log_ppl)[0] for n in page.n_tokens],
-        n_tokens=page.n_tokens, n_oov=[0] * len(page.n_tokens),
-    )  # fmt: skip
-    rows = np.hstack((rows, class_features(page.blocks)))
-    structure, main_in = structure_features(page.blocks, rows, COLUMNS)
-    return np.hstack((rows, structure)), main_in
+        log10_probs=log10_probs, n_tokens=page.n_tokens, n_oov=n_oov,
+    ))  # fmt: skip
+    add_class_features([copy])
+    add_structure_features([copy])
+    return copy.features, copy.main_in
 
 
 def two_views(

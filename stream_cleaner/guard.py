@@ -20,6 +20,7 @@ parts; the cleaned document says so (``CleanedDocument.guard``, `GuardReason.CON
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,11 +56,17 @@ class GuardReason:
     ALL = (CONTENT_LOSS,)
 
 
+@functools.cache
+def _outside_marks(groups: tuple[str, ...], columns: tuple[str, ...]) -> tuple[int, list[int]]:
+    """The `Block.class_words` bits of ``groups`` and the row columns of ``columns``."""
+    bits = sum(0xF << (4 * CLASS_GROUP_NAMES.index(g)) for g in groups)
+    return bits, [FEATURE_NAMES.index(c) for c in columns]
+
+
 def outside(blocks: Sequence[Block], features: np.ndarray, candidates: np.ndarray) -> set[int]:
     """Which of the ``candidates`` (block indexes) sit in a part of the page that is not its
     main content (see the module): `OUTSIDE_GROUPS` and `OUTSIDE_COLUMNS`."""
-    bits = sum(0xF << (4 * CLASS_GROUP_NAMES.index(g)) for g in OUTSIDE_GROUPS)
-    columns = [FEATURE_NAMES.index(c) for c in OUTSIDE_COLUMNS]
+    bits, columns = _outside_marks(tuple(OUTSIDE_GROUPS), tuple(OUTSIDE_COLUMNS))
     marked = (features[np.ix_(candidates, columns)] > 0).any(axis=1).tolist()
     return {
         i

@@ -720,15 +720,13 @@ class BlockLabeller:
         # after the class and id words)
         self.structure_features = bool(spec.get("structure_features", False))
         names = feature_names(
-            class_features=self.class_features, structure_features=self.structure_features
-        )
-        self._main_in = names.index("main_in") if self.structure_features else None
-        if tuple(spec["features"]) != feature_names(
             site_features=self.site_features,
             class_features=self.class_features,
             structure_features=self.structure_features,
-        ):
+        )
+        if tuple(spec["features"]) != names:
             raise ValueError("the labeller was trained on other features; retrain it")
+        self._main_in = names.index("main_in") if self.structure_features else None
         # a stacked labeller: a second ensemble reads the first one's features, then how the
         # first one's scores spread over the page (`page_structure.SCORE_CONTEXT_NAMES`); the
         # threshold applies to the second one's score
