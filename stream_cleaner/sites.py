@@ -132,43 +132,50 @@ def page_identity(url: str | None) -> int | None:
 # Whole tags first, then what names them in each: a tag's attributes end at the next "<" too,
 # and nothing backtracks ("<link " repeated with no ">", or one tag of "rel=canonical "
 # repeated, made the searches quadratic).
-_LINK_TAG = re.compile(r"<link\b[^<>]*+>", re.IGNORECASE)
-_META_TAG = re.compile(r"<meta\b[^<>]*+>", re.IGNORECASE)
-_BASE = re.compile(r"<base\b[^<>]*+>", re.IGNORECASE)
+_URL_TAG_NAMES = ("link", "meta", "base")
+_LINK, _META, _BASE = range(len(_URL_TAG_NAMES))
+_URL_TAG = re.compile(r"<(?:(link)|(meta)|(base))\b[^<>]*+>", re.IGNORECASE)
 _IS_CANONICAL = re.compile(r"\brel\s*+=\s*+[\"']?canonical\b", re.IGNORECASE)
 _IS_OG_URL = re.compile(r"\bproperty\s*+=\s*+[\"']og:url[\"']", re.IGNORECASE)
 _HREF = re.compile(r"\bhref\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
 _CONTENT = re.compile(r"\bcontent\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
 _LINK_HOST = re.compile(r"\b(?:href|src|action)\s*=\s*[\"']?https?://([\w.-]+)", re.IGNORECASE)
+# where a page's URL is looked for: its first 256 KiB
+_URL_SEARCH_CHARS = 262144
 
 
 def find_page_url(html: str, *, hosts: bool = True) -> str:
     """The page's own URL as it declares it, for pages that arrive without one.
 
-    Looks at ``<link rel=canonical>``, ``<meta property=og:url>`` and ``<base href>``, in that
-    order, then (with ``hosts``) falls back to ``http://HOST/`` for the host most of the page's
-    absolute links, images and forms point to. Only the first 256 KiB are searched.
+    Looks at the first ``<link rel=canonical>``, else the first ``<meta property=og:url>``,
+    else the first ``<base href>`` (each only if its URL is absolute), then (with ``hosts``)
+    falls back to ``http://HOST/`` for the host most of the page's absolute links, images and
+    forms point to. Only the first 256 KiB are searched, in one pass that stops at the first
+    canonical link.
 
     Returns:
         A URL, or ``""`` when the page names no host at all (without ``hosts``: declares no
         URL).
     """
-    head = html[:262144]
-    # each search only when the ones before found nothing: the last ones read all 256 KiB
-    for find, value_pattern in (
-        (lambda: _first_tag(_LINK_TAG, _IS_CANONICAL, head), _HREF),
-        (lambda: _first_tag(_META_TAG, _IS_OG_URL, head), _CONTENT),
-        (lambda: _BASE.search(head), _HREF),
-    ):
-        tag = find()
-        if tag is not None:
-            value = value_pattern.search(tag.group())
+    first: dict[int, str] = {}  # the first tag of each kind that names the page's URL
+    for kind, tag in _url_tags(html):
+        if kind in first:
+            continue
+        if kind == _LINK and _IS_CANONICAL.search(tag) is not None:
+            first[kind] = tag
+            value = _HREF.search(tag)
             if value is not None:
-                return value.group(1)
+                return value.group(1)  # nothing later comes before a canonical link
+        elif (kind == _META and _IS_OG_URL.search(tag) is not None) or kind == _BASE:
+            first[kind] = tag
+    for kind, value_pattern in ((_META, _CONTENT), (_BASE, _HREF)):
+        value = value_pattern.search(first[kind]) if kind in first else None
+        if value is not None:
+            return value.group(1)
     if not hosts:
         return ""
     found_hosts: dict[str, int] = {}
-    for found in _LINK_HOST.findall(head):
+    for found in _LINK_HOST.findall(html[:_URL_SEARCH_CHARS]):
         host = found.lower()
         found_hosts[host] = found_hosts.get(host, 0) + 1
     if not found_hosts:
@@ -176,12 +183,23 @@ def find_page_url(html: str, *, hosts: bool = True) -> str:
     return f"http://{max(found_hosts, key=found_hosts.__getitem__)}/"
 
 
-def _first_tag(tags: re.Pattern[str], named: re.Pattern[str], head: str) -> re.Match[str] | None:
-    """The first of the ``tags`` in ``head`` that ``named`` finds in."""
-    for tag in tags.finditer(head):
-        if named.search(tag.group()) is not None:
-            return tag
-    return None
+def _url_tags(html: str) -> Iterator[tuple[int, str]]:
+    """The ``link``, ``meta`` and ``base`` tags of the page's first 256 KiB, in order: each as
+    its kind (`_URL_TAG_NAMES`) and text (natively when built: `_URL_TAG` is the reference)."""
+    fast = native_module("signatures")
+    at = 0
+    while True:
+        if fast is not None:
+            found = fast.next_tag(html, _URL_TAG_NAMES, at, _URL_SEARCH_CHARS)
+            if found is None:
+                return
+            start, at, kind = found
+        else:
+            match = _URL_TAG.search(html, at, _URL_SEARCH_CHARS)
+            if match is None:
+                return
+            (start, at), kind = match.span(), match.lastindex - 1
+        yield kind, html[start:at]
 
 
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")

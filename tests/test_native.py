@@ -532,6 +532,41 @@ def test_native_block_signatures_equal_the_reference(native, monkeypatch):
     assert sites.block_signatures(blocks, limit=10) == fast[:10]
 
 
+def test_native_next_tag_is_the_reference_search(native, monkeypatch):
+    """`next_tag` finds what `sites._URL_TAG` finds, in text of one, two and four bytes a
+    character, with the letters `re.IGNORECASE` reads as ASCII ones and bytes 0x3C inside
+    other characters; and the page URLs found both ways are the same."""
+    import re
+
+    from stream_cleaner import sites
+
+    names = sites._URL_TAG_NAMES
+    pattern = re.compile(r"<(?:(link)|(meta)|(base))\b[^<>]*+>", re.IGNORECASE)
+    assert pattern.pattern == sites._URL_TAG.pattern
+
+    def reference(text, at, limit):
+        found = pattern.search(text, at, limit)
+        return None if found is None else (*found.span(), found.lastindex - 1)
+
+    # every character re reads as one of the names' letters, beside the ASCII ones
+    letters = re.compile(f"[{''.join(set(''.join(names)))}]", re.IGNORECASE)
+    odd = [chr(i) for i in range(0x80, 0x110000) if letters.fullmatch(chr(i))]
+    assert odd == ["\u0130", "\u0131", "\u017f", "\u212a"]
+    alphabet = [*"<>lLiInNkKmMeEtTaAbBsS _1=/'\"", *odd, "\u043c", "\u3c3c", "\u3e00",
+                "\u00e9", "\u0660", "\U0001f600"]  # fmt: skip
+    rnd = random.Random(11)
+    for _ in range(30_000):
+        text = "".join(rnd.choices(alphabet, k=rnd.randint(0, 30)))
+        at, limit = rnd.randint(-1, 10), rnd.randint(0, 35)
+        assert native["signatures"].next_tag(text, names, at, limit) == reference(
+            text, max(at, 0), limit
+        ), (text, at, limit)
+    pages = [decode_body(path.read_bytes()).text for path in sorted(SAMPLES.glob("*.html"))]
+    fast = [sites.find_page_url(page, hosts=hosts) for page in pages for hosts in (True, False)]
+    monkeypatch.setattr(sites, "native_module", lambda name: None)
+    assert [sites.find_page_url(page, hosts=h) for page in pages for h in (True, False)] == fast
+
+
 @pytest.mark.parametrize("mode", ["corpus", "article", "auto"])
 @pytest.mark.parametrize("fastest", [True, False])
 def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, fastest, monkeypatch):

@@ -79,6 +79,26 @@ def test_site_of_and_find_page_url():
         '<link rel="canonical" href="/x"><meta property="og:url" content="http://e.example/y">'
     )
     assert find_page_url(relative, hosts=False) == "http://e.example/y"
+    # a canonical link anywhere comes first; of the others, the first that names the page
+    later = (
+        '<meta property="og:url" content="http://f.example/">'
+        '<base href="http://g.example/"><LINK REL=canonical HREF="http://h.example/z">'
+    )
+    assert find_page_url(later) == "http://h.example/z"
+    assert find_page_url(later.replace("canonical", "icon")) == "http://f.example/"
+    two = '<meta property="og:url" content="/rel"><meta property="og:url" content="http://i.example/">'
+    assert (
+        find_page_url(two + '<base href="http://j.example/">', hosts=False) == "http://j.example/"
+    )
+    # as `re.IGNORECASE` reads tag names: the Kelvin sign is a "k"; "<linked" is no link
+    assert (
+        find_page_url('<lin\u212a rel=canonical href="http://k.example/">') == "http://k.example/"
+    )
+    assert find_page_url('<linked rel=canonical href="http://l.example/">', hosts=False) == ""
+    # only the first 256 KiB are read
+    far = " " * 262_144 + '<link rel="canonical" href="http://m.example/">'
+    assert find_page_url(far, hosts=False) == ""
+    assert find_page_url(far[200_000:], hosts=False) == "http://m.example/"
 
 
 def test_a_head_of_unclosed_link_and_meta_tags_is_searched_in_linear_time():
