@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from ._native import native_module
 from .document import Block
 from .labeller import FEATURE_NAMES, MODELS_DIR, TreeEnsemble
 from .loaded import LoadedOnce
@@ -118,6 +119,7 @@ _READ = [
     for name in ("log_chars", "log_words", "link_density", "in_list", "in_table", "in_form",
                  "path_pre", "path_code", "tag_h1", "dates")
 ]  # fmt: skip
+_READ_COLUMNS = np.asarray(_READ, dtype=np.int_)
 _TAG_PATH = operator.attrgetter("tag_path")
 _CLASS_WORDS = operator.attrgetter("class_words")
 _GROUP_SHIFTS = np.arange(len(CLASS_GROUP_NAMES), dtype=np.uint64) * np.uint64(4)
@@ -167,20 +169,42 @@ def page_features(
         url: the page's URL (``""`` when unknown).
         class_words: whether the blocks were parsed with their class and id words.
     """
+    chars = np.expm1(rows[:, _READ[0]])
+    words = np.expm1(rows[:, _READ[1]])
+    fast = native_module("page_structure")
+    if fast is not None:  # one call: a page's type cost more in numpy's calls than in sums
+        common, named = fast.page_type_features(
+            rows, _READ_COLUMNS, blocks if isinstance(blocks, list) else list(blocks), chars,
+            words, MIN_PROSE_WORDS, MAX_PROSE_LINK_DENSITY, LONG_BLOCK_WORDS, class_words,
+            len(CLASS_GROUP_NAMES), CLASS_MAX_LEVELS,
+        )  # fmt: skip
+    else:
+        common, named = _page_type_features(blocks, rows, chars, words, class_words=class_words)
+    return np.asarray(common + url_features(url) + named, dtype=np.float64)
+
+
+def _page_type_features(
+    blocks: Sequence[Block],
+    rows: np.ndarray,
+    chars: np.ndarray,
+    words: np.ndarray,
+    *,
+    class_words: bool,
+) -> tuple[list[float], list[float]]:
+    """`page_features`' columns before the URL's, and (``class_words``) those after it, from
+    the blocks' characters and words (``rows``' first two `_READ` columns, ``expm1``-ed).
+    Each share of the characters is one pairwise sum (numpy's, as ``_native`` sums)."""
     n = len(blocks)
-    # few numpy calls, each on every block at once: a call costs microseconds whatever its size
     read = rows[:, _READ]
-    chars = np.expm1(read[:, 0])
     total = float(chars.sum()) + 1.0
-    words = np.expm1(read[:, 1])
     prose = (words >= MIN_PROSE_WORDS) & (read[:, 2] < MAX_PROSE_LINK_DENSITY)
-    weights = np.column_stack((prose, read[:, 2], read[:, 3:8] > 0))
+    weights = [prose, read[:, 2], *(read[:, 3:8] > 0).T]
     paths = Counter(map(_TAG_PATH, blocks))
     headings, dates = read[:, 8:].sum(axis=0).tolist()
-    out = [
+    common = [
         math.log1p(n),
         math.log1p(total - 1.0),
-        *(chars @ weights / total).tolist(),
+        *(float((chars * weight).sum()) / total for weight in weights),
         float(np.count_nonzero(prose)) / n,
         headings,
         dates / n,
@@ -188,14 +212,15 @@ def page_features(
         math.log1p(np.count_nonzero(words >= LONG_BLOCK_WORDS)),
         math.log1p(max(paths.values())),
         len(paths) / n,
-        *url_features(url),
     ]
-    if class_words:
-        codes = np.fromiter(map(_CLASS_WORDS, blocks), dtype=np.uint64, count=n)
-        named = ((codes[:, None] >> _GROUP_SHIFTS) & np.uint64(CLASS_MAX_LEVELS)) > 0
-        out.append(math.log1p(blocks[-1].comment_marks))  # they count up in reading order
-        out += (chars @ named / total).tolist()
-    return np.asarray(out, dtype=np.float64)
+    if not class_words:
+        return common, []
+    codes = np.fromiter(map(_CLASS_WORDS, blocks), dtype=np.uint64, count=n)
+    named = ((codes[:, None] >> _GROUP_SHIFTS) & np.uint64(CLASS_MAX_LEVELS)) > 0
+    return common, [
+        math.log1p(blocks[-1].comment_marks),  # they count up in reading order
+        *(float((chars * column).sum()) / total for column in named.T),
+    ]
 
 
 class PageTypeModel:

@@ -136,6 +136,48 @@ def test_code_lists_and_tables_are_shares_of_the_page():
     assert f["headings"] == 1 and f["url_root"] == 1
 
 
+def test_native_page_type_features_equal_the_reference():
+    """The page's row in one native call is the numpy reference's, bit for bit: random rows
+    (ties, zeros, link densities at the prose limit), tag paths and class words, 1 to 300
+    blocks, with and without class words."""
+    from stream_cleaner import page_types
+    from stream_cleaner._native import native_module
+    from stream_cleaner.document import Block
+
+    fast = native_module("page_structure")
+    if fast is None:
+        pytest.skip("native modules not built")
+    rng = np.random.default_rng(3)
+    read = page_types._READ
+    for n in (1, 2, 7, 8, 9, 127, 128, 129, 300):
+        for _ in range(10):
+            rows = rng.uniform(0, 1, size=(n, len(FEATURE_NAMES)))
+            rows[:, read[0]] = rng.uniform(0, 9, size=n).round(rng.integers(0, 3))
+            rows[:, read[1]] = rng.uniform(0, 6, size=n).round(rng.integers(0, 2))
+            rows[:, read[2]] = rng.choice([0.0, 0.3, 0.5, 1.0], size=n)
+            rows[:, read[3:8]] = rng.random((n, 5)) < 0.3
+            rows[:, read[8:]] = rng.integers(0, 3, size=(n, 2))
+            rows = np.asfortranarray(rows) if rng.random() < 0.5 else rows
+            blocks = [
+                Block(i, "text", "p", f"html body div{rng.integers(0, 4)} p", 4, 0.0, False,
+                      False, False, False, False, int(rng.integers(0, 2**40)),
+                      int(rng.integers(0, 5)))
+                for i in range(n)
+            ]  # fmt: skip
+            chars, words = np.expm1(rows[:, read[0]]), np.expm1(rows[:, read[1]])
+            for class_words in (True, False):
+                slow = page_types._page_type_features(
+                    blocks, rows, chars, words, class_words=class_words
+                )
+                found = fast.page_type_features(
+                    rows, page_types._READ_COLUMNS, blocks, chars, words,
+                    page_types.MIN_PROSE_WORDS, page_types.MAX_PROSE_LINK_DENSITY,
+                    page_types.LONG_BLOCK_WORDS, class_words, len(page_types.CLASS_GROUP_NAMES),
+                    page_types.CLASS_MAX_LEVELS,
+                )  # fmt: skip
+                assert found == slow, (n, class_words)
+
+
 def test_the_model_file_is_checked_against_the_types_and_features():
     spec = json.loads(MODEL_PATH.read_text())
     model = PageTypeModel(spec)

@@ -8,10 +8,12 @@ the reference's, in the same order, so both give the same numbers (tests compare
 
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `structure_features`, `score_context`, `common_depths`: the functions of the same
-names in `page_structure`; `page_scores`: its ``_page_scores``.
+names in `page_structure`; `page_scores`: its ``_page_scores``; `page_type_features`:
+`page_types._page_type_features`.
 """
 
-from libc.math cimport log1p
+from libc.math cimport floor, log1p
+from libc.stdlib cimport qsort
 
 import numpy as np
 
@@ -297,3 +299,75 @@ def common_depths(list blocks):
             common[i] = depths[i] if path is previous or path == previous else _shared_tags(previous, path)
         previous = path
     return depths_a, common_a
+
+
+cdef int _compare_doubles(const void *a, const void *b) noexcept nogil:
+    cdef double x = (<const double *> a)[0], y = (<const double *> b)[0]
+    return (x > y) - (x < y)
+
+
+cdef double _quantile(const double *ordered, Py_ssize_t n, double q) noexcept nogil:
+    """`page_types._quantiles` of one ``q`` over ``n`` > 0 sorted values."""
+    cdef Py_ssize_t last = n - 1, low, high
+    cdef double position = q * last
+    low = <Py_ssize_t> floor(position)
+    high = low + 1 if low + 1 < last else last
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def page_type_features(const double[:, :] rows, const long[::1] read, list blocks,
+                       const double[::1] chars, const double[::1] words, double min_prose_words,
+                       double max_prose_link, double long_words, bint class_words,
+                       long n_groups, unsigned long long max_levels):
+    """`page_types._page_type_features`: the page-type row's columns before the URL's, and
+    (with ``class_words``) those after it."""
+    cdef Py_ssize_t n = len(blocks), i, k, g, prose_blocks = 0, long_blocks = 0, most = 0
+    cdef double total, headings = 0.0, dates = 0.0, link
+    cdef double[::1] product = np.empty(n)
+    cdef double[::1] ordered = np.empty(n)
+    cdef unsigned char[::1] prose = np.empty(n, dtype=np.uint8)
+    cdef unsigned long long[::1] codes
+    cdef list common, named
+    cdef dict paths = {}
+    if n == 0 or len(chars) != n or len(words) != n or rows.shape[0] != n:
+        raise ValueError("one row, character and word count for each of at least one block")
+    total = _pairwise_sum(&chars[0], n) + 1.0
+    for i in range(n):
+        link = rows[i, read[2]]
+        prose[i] = words[i] >= min_prose_words and link < max_prose_link
+        prose_blocks += prose[i]
+        long_blocks += words[i] >= long_words
+        headings += rows[i, read[8]]
+        dates += rows[i, read[9]]
+        ordered[i] = words[i]
+    common = [log1p(n), log1p(total - 1.0)]
+    for i in range(n):
+        product[i] = chars[i] * prose[i]
+    common.append(_pairwise_sum(&product[0], n) / total)
+    for i in range(n):
+        product[i] = chars[i] * rows[i, read[2]]
+    common.append(_pairwise_sum(&product[0], n) / total)
+    for k in range(3, 8):
+        for i in range(n):
+            product[i] = chars[i] * (1.0 if rows[i, read[k]] > 0 else 0.0)
+        common.append(_pairwise_sum(&product[0], n) / total)
+    for block in blocks:
+        path = block.tag_path
+        count = paths.get(path, 0) + 1
+        paths[path] = count
+        if <Py_ssize_t> count > most:
+            most = count
+    qsort(&ordered[0], n, sizeof(double), _compare_doubles)
+    common += [
+        <double> prose_blocks / n, headings, dates / n, _quantile(&ordered[0], n, 0.5),
+        _quantile(&ordered[0], n, 0.9), log1p(long_blocks), log1p(most), <double> len(paths) / n,
+    ]
+    if not class_words:
+        return common, []
+    codes = np.fromiter([block.class_words for block in blocks], dtype=np.uint64, count=n)
+    named = [log1p(blocks[n - 1].comment_marks)]
+    for g in range(n_groups):
+        for i in range(n):
+            product[i] = chars[i] * (1.0 if (codes[i] >> (4 * g)) & max_levels else 0.0)
+        named.append(_pairwise_sum(&product[0], n) / total)
+    return common, named
