@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._native import native_module
 from .document import Block
 from .labeller import FEATURE_NAMES
 from .parse import CLASS_GROUP_NAMES
@@ -57,10 +58,10 @@ class GuardReason:
 
 
 @functools.cache
-def _outside_marks(groups: tuple[str, ...], columns: tuple[str, ...]) -> tuple[int, list[int]]:
+def _outside_marks(groups: tuple[str, ...], columns: tuple[str, ...]) -> tuple[int, np.ndarray]:
     """The `Block.class_words` bits of ``groups`` and the row columns of ``columns``."""
     bits = sum(0xF << (4 * CLASS_GROUP_NAMES.index(g)) for g in groups)
-    return bits, [FEATURE_NAMES.index(c) for c in columns]
+    return bits, np.asarray([FEATURE_NAMES.index(c) for c in columns], dtype=np.int_)
 
 
 def outside(blocks: Sequence[Block], features: np.ndarray, candidates: np.ndarray) -> set[int]:
@@ -94,6 +95,21 @@ def prose_run(prose: Sequence[int], words: Sequence[float]) -> tuple[list[int], 
     return best, best_words
 
 
+def _prose_run(
+    blocks: Sequence[Block], features: np.ndarray, words: np.ndarray
+) -> tuple[list[int], float]:
+    """The page's longest run of prose (`prose_run`) over the blocks that count as prose (see
+    the module), from the labeller's rows and the blocks' words."""
+    candidates = np.flatnonzero(
+        (words >= MIN_RUN_BLOCK_WORDS)
+        & (features[:, _LINKS] < MAX_RUN_LINK_DENSITY)
+        & (features[:, _ENDS] != 0)
+    )
+    left_out = outside(blocks, features, candidates)
+    prose = [i for i in candidates.tolist() if i not in left_out]
+    return prose_run(prose, words.tolist())
+
+
 def guard_content(
     content: Sequence[bool],
     blocks: Sequence[Block],
@@ -112,14 +128,16 @@ def guard_content(
     if not len(blocks):
         return list(content), None
     words = np.exp(features[:, _WORDS]) - 1.0
-    candidates = np.flatnonzero(
-        (words >= MIN_RUN_BLOCK_WORDS)
-        & (features[:, _LINKS] < MAX_RUN_LINK_DENSITY)
-        & (features[:, _ENDS] != 0)
-    )
-    left_out = outside(blocks, features, candidates)
-    prose = [i for i in candidates.tolist() if i not in left_out]
-    run, run_words = prose_run(prose, words.tolist())
+    fast = native_module("page_structure")
+    if fast is not None:  # one call: the guard cost more in numpy's calls than in its loop
+        bits, columns = _outside_marks(tuple(OUTSIDE_GROUPS), tuple(OUTSIDE_COLUMNS))
+        run, run_words = fast.prose_run(
+            words, features, _LINKS, _ENDS, columns,
+            blocks if isinstance(blocks, list) else list(blocks), bits, MIN_RUN_BLOCK_WORDS,
+            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP,
+        )  # fmt: skip
+    else:
+        run, run_words = _prose_run(blocks, features, words)
     if run_words < MIN_RUN_WORDS:
         return list(content), None
     kept = sum(words[i] for i in run if content[i])

@@ -254,6 +254,39 @@ def test_the_guard_takes_no_run_from_sidebars_footers_overlays_or_legal_text(
     assert guarded == ([True, True, True], GuardReason.CONTENT_LOSS)
 
 
+def test_native_prose_run_equals_the_reference():
+    """The guard's run of prose found in one native call is the reference's: random rows
+    (words at the block limit, link densities at the run limit, unended blocks, outside
+    columns and class words), gaps of every length, 0 to 300 blocks."""
+    from stream_cleaner import guard
+    from stream_cleaner.document import Block
+
+    fast = native_module("page_structure")
+    if fast is None:
+        pytest.skip("native modules not built")
+    rng = np.random.default_rng(9)
+    bits, columns = guard._outside_marks(tuple(guard.OUTSIDE_GROUPS), tuple(guard.OUTSIDE_COLUMNS))
+    for n in (0, 1, 2, 5, 40, 300):
+        for _ in range(40):
+            rows = np.zeros((n, len(FEATURE_NAMES)))
+            words = rng.choice([0.0, 5.0, 10.0, 11.5, 40.0, 200.0], size=n)
+            rows[:, guard._WORDS] = np.log1p(words)
+            rows[:, guard._LINKS] = rng.choice([0.0, 0.1, 0.3, 0.9], size=n)
+            rows[:, guard._ENDS] = rng.random(n) < 0.8
+            rows[:, columns] = rng.random((n, len(columns))) < 0.05
+            blocks = [
+                Block(i, "t", "p", "html body p", 3, 0.0, False, False, False, False, False,
+                      int(rng.choice([0, bits & -bits, 1 << 60])))
+                for i in range(n)
+            ]  # fmt: skip
+            words = np.exp(rows[:, guard._WORDS]) - 1.0
+            found = fast.prose_run(
+                words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
+                guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+            )  # fmt: skip
+            assert found == guard._prose_run(blocks, rows, words), n
+
+
 def test_a_stacked_labeller_with_structure_features_trains_and_cleans(tmp_path, tiny_model):
     pytest.importorskip("lightgbm")
     from stream_cleaner.training import train_labeller

@@ -9,7 +9,8 @@ the reference's, in the same order, so both give the same numbers (tests compare
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `structure_features`, `score_context`, `common_depths`: the functions of the same
 names in `page_structure`; `page_scores`: its ``_page_scores``; `page_type_features`:
-`page_types._page_type_features`.
+`page_types._page_type_features`; `prose_run`: `guard.prose_run` with the prose blocks
+`guard.guard_content` picks (``guard._prose_run``).
 """
 
 from libc.math cimport floor, log1p
@@ -371,3 +372,39 @@ def page_type_features(const double[:, :] rows, const long[::1] read, list block
             product[i] = chars[i] * (1.0 if (codes[i] >> (4 * g)) & max_levels else 0.0)
         named.append(_pairwise_sum(&product[0], n) / total)
     return common, named
+
+
+def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links_column,
+              Py_ssize_t ends_column, const long[::1] outside_columns, list blocks,
+              unsigned long long outside_bits, double min_block_words, double max_link_density,
+              Py_ssize_t max_gap):
+    """`guard.prose_run` over the blocks `guard.guard_content` takes as prose, found in the
+    same pass: ``(run, its words)``."""
+    cdef Py_ssize_t n = len(blocks), i, k, last = -max_gap - 2, count = 0, best_count = 0
+    cdef double run_words = 0.0, best_words = 0.0
+    cdef bint left_out
+    cdef long[::1] run = np.empty(max(n, 1), dtype=np.int_)
+    cdef long[::1] best = np.empty(max(n, 1), dtype=np.int_)
+    if len(words) != n or rows.shape[0] != n:
+        raise ValueError("one row and word count for each block")
+    for i in range(n):
+        if not (words[i] >= min_block_words and rows[i, links_column] < max_link_density
+                and rows[i, ends_column] != 0):
+            continue
+        left_out = False
+        for k in range(len(outside_columns)):
+            if rows[i, outside_columns[k]] > 0:
+                left_out = True
+                break
+        if left_out or (<unsigned long long> blocks[i].class_words) & outside_bits:
+            continue
+        if i - last - 1 > max_gap:
+            count, run_words = 0, 0.0
+        run[count] = i
+        count += 1
+        run_words += words[i]
+        last = i
+        if run_words > best_words:
+            best[:count] = run[:count]
+            best_count, best_words = count, run_words
+    return [best[k] for k in range(best_count)], best_words
