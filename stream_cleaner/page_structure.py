@@ -198,17 +198,17 @@ def structure_features(
     depths, common = depths if depths is not None else common_depths(blocks)
     chars = np.expm1(features[:, columns["log_chars"]])
     words = np.exp(features[:, columns["log_words"]]) - 1.0
-    link = np.ascontiguousarray(features[:, columns["link_density"]])
-    non_ascii = features[:, columns["ratio_non_ascii"]]
-    prose = is_prose(words, chars, link, non_ascii)
-    prose = prose.astype(np.float64)
     fast = native_module("page_structure")
-    if fast is not None:
-        _, inside = fast.structure_features(
-            depths, common, chars, prose, link, out, float(chars.sum()),
-            float((chars * prose).sum()), MAIN_PROSE_SHARE, SMALL_ELEMENT_BLOCKS, UP_LEVELS,
+    if fast is not None:  # one call: the numpy calls below cost more than the features
+        _, inside = fast.structure_features_of_rows(
+            depths, common, chars, words, features, columns["link_density"],
+            columns["ratio_non_ascii"], out, MIN_PROSE_WORDS, MIN_PROSE_CHARS_CJK,
+            MAX_PROSE_LINK_DENSITY, MAIN_PROSE_SHARE, SMALL_ELEMENT_BLOCKS, UP_LEVELS,
         )  # fmt: skip
         return out, inside
+    link = np.ascontiguousarray(features[:, columns["link_density"]])
+    non_ascii = features[:, columns["ratio_non_ascii"]]
+    prose = is_prose(words, chars, link, non_ascii).astype(np.float64)
     return _structure_features(depths, common, chars=chars, prose=prose, link=link, out=out)
 
 

@@ -7,8 +7,8 @@ scores), a second pass replays the same stack and writes each block's row. The a
 the reference's, in the same order, so both give the same numbers (tests compare them).
 
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
-`structure_features`, `score_context`, `common_depths`: the functions of the same
-names in `page_structure`; `page_scores`: its ``_page_scores``; `page_type_features`:
+`structure_features` (and `structure_features_of_rows`), `score_context`, `common_depths`:
+the functions of the same names in `page_structure`; `page_scores`: its ``_page_scores``; `page_type_features`:
 `page_types._page_type_features`; `prose_run`: `guard.prose_run` with the prose blocks
 `guard.guard_content` picks (``guard._prose_run``).
 """
@@ -33,6 +33,37 @@ cdef Py_ssize_t _count_elements(const long[::1] depths, const long[::1] common, 
         total += depths[i] - keep
         open_ = depths[i]
     return total
+
+
+def structure_features_of_rows(const long[::1] depths, const long[::1] common,
+                               const double[::1] chars, const double[::1] words,
+                               const double[:, :] rows, Py_ssize_t link_column,
+                               Py_ssize_t non_ascii_column, double[:, ::1] out,
+                               double min_words, double min_chars_cjk, double max_link_density,
+                               double main_share, long small_blocks, long up_levels):
+    """`page_structure.structure_features` from the page's rows, its blocks' characters and
+    words: `page_structure.is_prose`, the link densities and the two totals here (one call
+    instead of a dozen of numpy's), then `structure_features`."""
+    cdef Py_ssize_t n = depths.shape[0], i
+    cdef double[::1] prose = np.empty(n)
+    cdef double[::1] link = np.empty(n)
+    cdef double[::1] prose_chars = np.empty(n)
+    cdef double total_t = 0.0, total_p = 0.0
+    if chars.shape[0] != n or words.shape[0] != n or rows.shape[0] != n:
+        raise ValueError("one row, character and word count for each block")
+    for i in range(n):
+        link[i] = rows[i, link_column]
+        prose[i] = 1.0 if (
+            (words[i] >= min_words
+             or (rows[i, non_ascii_column] >= 0.5 and chars[i] >= min_chars_cjk))
+            and link[i] < max_link_density
+        ) else 0.0
+        prose_chars[i] = chars[i] * prose[i]
+    if n:
+        total_t = _pairwise_sum(&chars[0], n)
+        total_p = _pairwise_sum(&prose_chars[0], n)
+    return structure_features(depths, common, chars, prose, link, out, total_t, total_p,
+                              main_share, small_blocks, up_levels)
 
 
 def structure_features(const long[::1] depths, const long[::1] common, const double[::1] chars,
