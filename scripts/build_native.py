@@ -26,6 +26,7 @@ Usage: python scripts/build_native.py   (needs a C/C++ compiler and Cython; run 
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -150,8 +151,14 @@ def extensions(native: Path, sdists: dict[str, Path]) -> list:
 
 
 def write_built_for(native: Path, versions: dict[str, str]) -> None:
-    """Record what the modules in ``native`` were compiled against (read at import)."""
-    (native / "built_for.json").write_text(json.dumps(versions, indent=1) + "\n")
+    """Record what the modules in ``native`` were compiled against, and from which sources
+    (``stream_cleaner._native``'s digest of this tree's; read at import)."""
+    spec = importlib.util.spec_from_file_location("_sc_native", NATIVE / "__init__.py")
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)  # alone: the package needs numpy and more
+    spec.loader.exec_module(package)
+    built_for = {**versions, package.SOURCES_KEY: package.source_digest(NATIVE)}
+    (native / "built_for.json").write_text(json.dumps(built_for, indent=1) + "\n")
 
 
 def main() -> int:

@@ -85,7 +85,9 @@ def test_the_wheel_carries_native_modules_for_the_pinned_versions(installed_whee
         metadata = archive.read(f"stream_cleaner-{wheel.name.split('-')[1]}.dist-info/METADATA")
     compiled = {Path(n).name.split(".")[0] for n in names if n.endswith(".so")}
     assert compiled == set(MODULES)
-    assert built_for == pins
+    from stream_cleaner._native import SOURCES_KEY, source_digest
+
+    assert built_for == pins | {SOURCES_KEY: source_digest()}  # built from this tree's sources
     requires = [line for line in metadata.decode().splitlines() if line.startswith("Requires")]
     for package, version in pins.items():
         assert f"Requires-Dist: {package}=={version}" in requires  # exactly, nothing else
