@@ -612,10 +612,7 @@ class TreeEnsemble:
         fast = native_module("trees")
         if fast is not None and self.complete is not None:
             feature, split, leaf_value = self.complete
-            if features.shape[1] < self._columns_read:
-                raise ValueError("fewer feature columns than the trees read")
-            # transposed: the rows walked together read a feature from one cache line
-            columns = np.ascontiguousarray(features.T, dtype=np.float64)
+            columns = self._columns(features)
             return fast.leaf_values_complete(columns, feature, split, leaf_value, self.depth)
         if fast is not None:
             return fast.leaf_values(
@@ -637,6 +634,13 @@ class TreeEnsemble:
             node = children.take(node)
         return self.value.take(node)
 
+    def _columns(self, features: np.ndarray) -> np.ndarray:
+        """The rows transposed for the native walk of the complete layout: the rows walked
+        together read a feature from one cache line."""
+        if features.shape[1] < self._columns_read:
+            raise ValueError("fewer feature columns than the trees read")
+        return np.ascontiguousarray(features.T, dtype=np.float64)
+
     def raw_scores(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
         """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model.
 
@@ -648,8 +652,13 @@ class TreeEnsemble:
                 check_deadline(deadline, "while labelling")
                 parts.append(self.raw_scores(features[i : i + _MAX_ROWS]))
             return np.concatenate(parts)
-        values = self.leaf_values(features)
         fast = native_module("trees")
+        if fast is not None and self.complete is not None:  # walked and summed in one call
+            feature, split, leaf_value = self.complete
+            return fast.raw_scores_complete(
+                self._columns(features), feature, split, leaf_value, self.depth, self.num_class
+            )
+        values = self.leaf_values(features)
         if fast is not None:  # the same sums, in numpy's order (`leaf_sums`)
             return fast.leaf_sums(values, self.num_class)
         if self.num_class == 1:

@@ -575,10 +575,14 @@ def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, fa
     import numpy as np
 
     from stream_cleaner import labeller
+    from stream_cleaner.page_types import load_page_types
 
     shipped = labeller.load_labeller(mode)
     ensembles = [shipped.trees] + ([shipped.kind_trees] if shipped.kind_trees else [])
     ensembles += [shipped.stage2] if shipped.stage2 else []
+    if mode == "auto":  # and the page types' multiclass ensembles, of depth 6
+        types = load_page_types()
+        ensembles += [types.with_class_words, types.without_class_words]
     rng = np.random.default_rng(3)
     native["trees"].use_fastest_walk(fastest)
     try:
@@ -617,8 +621,44 @@ def _walks_equal_numpy(native, ensembles, rng, monkeypatch):
             assert np.array_equal(fast, reference)
             assert np.array_equal(complete, reference)
             assert np.array_equal(through_the_class, reference)
+            # walked and summed in one call (the leaves held tree by tree): numpy's sums
+            sums = native["trees"].raw_scores_complete(
+                np.ascontiguousarray(features.T), feature, split, leaf_value, trees.depth,
+                trees.num_class,
+            )  # fmt: skip
+            k = trees.num_class
+            per_class = reference.reshape(rows, len(trees.roots) // k, k)
+            expected = reference.sum(axis=1) if k == 1 else per_class.sum(axis=1)
+            assert sums.tobytes() == expected.tobytes()
+            assert trees.raw_scores(features).tobytes() == expected.tobytes()
         with pytest.raises(ValueError, match="fewer feature columns"):
             trees.leaf_values(np.zeros((2, 3)))
+
+
+def test_native_walk_and_sums_in_one_call_add_as_numpy_does(native):
+    """`raw_scores_complete` sums each row's leaves, held tree by tree, in numpy's pairwise
+    order (a stride per tree): every block of the scheme, zeros of both signs, depth 8 on 8,
+    32 and more rows (the vector walk's stores) and depth 2."""
+    import numpy as np
+
+    rng = np.random.default_rng(12)
+    for depth in (2, 8):
+        nodes = 2**depth - 1
+        for n_trees in (1, 7, 8, 9, 60, 128, 129, 150, 257, 300):
+            feature = rng.integers(0, 5, size=(n_trees, nodes)).astype(np.intc)
+            split = rng.normal(size=(n_trees, nodes))
+            leaf_value = rng.normal(scale=rng.choice([1e-3, 1.0, 1e3]), size=(n_trees, nodes + 1))
+            leaf_value[:, ::7] = 0.0
+            leaf_value[:, 3::7] = -0.0
+            for rows in (0, 1, 8, 13, 32, 45):
+                columns = np.ascontiguousarray(rng.normal(size=(5, rows)))
+                leaves = native["trees"].leaf_values_complete(
+                    columns, feature, split, leaf_value, depth
+                )
+                sums = native["trees"].raw_scores_complete(
+                    columns, feature, split, leaf_value, depth, 1
+                )
+                assert sums.tobytes() == leaves.sum(axis=1).tobytes(), (depth, n_trees, rows)
 
 
 def test_native_leaf_sums_add_as_numpy_does(native, monkeypatch):

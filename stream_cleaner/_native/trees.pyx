@@ -7,8 +7,8 @@ comparison (``value > split``, so NaN goes left) and the same "a leaf points to 
 give the same leaves; the sums stay numpy's, so scores are bit-identical.
 
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
-`leaf_values`, `leaf_values_complete`: `labeller.TreeEnsemble.leaf_values`; `leaf_sums`:
-the numpy sums of `labeller.TreeEnsemble.raw_scores`. `leaf_values_complete` walks trees of
+`leaf_values`, `leaf_values_complete`: `labeller.TreeEnsemble.leaf_values`; `leaf_sums`
+and `raw_scores_complete`: the numpy sums of `labeller.TreeEnsemble.raw_scores`. `leaf_values_complete` walks trees of
 depth 8 with AVX-512 where the CPU has it (``trees_avx512.h``), `use_fastest_walk` switching
 that off for the tests.
 """
@@ -17,7 +17,8 @@ import numpy as np
 
 cdef extern from "trees_avx512.h":
     int sc_trees_walk8(const double *x, Py_ssize_t n, const int *feature, const double *split,
-                       const double *leaf_value, Py_ssize_t n_trees, double *leaves) nogil
+                       const double *leaf_value, Py_ssize_t n_trees, double *leaves,
+                       Py_ssize_t row_stride, Py_ssize_t tree_stride) nogil
     int sc_trees_force(int fastest) nogil
 
 
@@ -95,36 +96,87 @@ def leaf_values_complete(const double[:, ::1] columns, const int[:, ::1] feature
     8 go to ``trees_avx512.h``'s vector walk where the CPU has AVX-512 (auto's two stages
     walked in ~30 % less time on CleanEval's pages); the same leaves again.
     """
-    cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0], r, t
-    cdef Py_ssize_t first_leaf = ((<Py_ssize_t> 1) << depth) - 1
-    cdef int level
+    cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0]
     out = np.empty((n, n_trees), dtype=np.float64)
     if n == 0 or n_trees == 0:
         return out
+    _check_complete(feature, split, leaf_value, n_trees, depth)
+    cdef double[:, ::1] leaves = out
+    _walk_complete(columns, feature, split, leaf_value, depth, &leaves[0, 0], n_trees, 1)
+    return out
+
+
+def raw_scores_complete(const double[:, ::1] columns, const int[:, ::1] feature,
+                        const double[:, ::1] split, const double[:, ::1] leaf_value, int depth,
+                        Py_ssize_t num_class):
+    """`leaf_sums` of `leaf_values_complete`, the leaves held tree by tree on the way (a
+    vector walk stores eight rows' leaves at once instead of eight scattered values): the
+    same sums in the same order, so the same scores bit for bit."""
+    cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0], r, t, c
+    if num_class < 1 or n_trees % num_class:
+        raise ValueError("the trees are not a whole number of rounds of the classes")
+    if num_class == 1:
+        out = np.empty(n, dtype=np.float64)
+    else:
+        out = np.empty((n, num_class), dtype=np.float64)
+    if n == 0:
+        return out
+    cdef double[::1] flat = out.reshape(-1)
+    if n_trees == 0:
+        flat[:] = 0.0
+        return out
+    _check_complete(feature, split, leaf_value, n_trees, depth)
+    cdef double[:, ::1] leaves = np.empty((n_trees, n), dtype=np.float64)
+    _walk_complete(columns, feature, split, leaf_value, depth, &leaves[0, 0], 1, n)
+    cdef double *row_out
+    with nogil:
+        for r in range(n):
+            if num_class == 1:
+                flat[r] = 0.0 + _pairwise_sum_strided(&leaves[0, r], n_trees, n)
+            else:
+                row_out = &flat[r * num_class]
+                for c in range(num_class):
+                    row_out[c] = 0.0
+                for t in range(n_trees):
+                    row_out[t % num_class] += leaves[t, r]
+    return out
+
+
+cdef _check_complete(const int[:, ::1] feature, const double[:, ::1] split,
+                     const double[:, ::1] leaf_value, Py_ssize_t n_trees, int depth):
+    cdef Py_ssize_t first_leaf = ((<Py_ssize_t> 1) << depth) - 1
     if depth < 1 or feature.shape[1] != first_leaf or split.shape[1] != first_leaf or \
             leaf_value.shape[1] != first_leaf + 1 or split.shape[0] != n_trees or \
             leaf_value.shape[0] != n_trees:
         raise ValueError("not a complete layout of this depth")
-    cdef double[:, ::1] leaves = out
+
+
+cdef void _walk_complete(const double[:, ::1] columns, const int[:, ::1] feature,
+                         const double[:, ::1] split, const double[:, ::1] leaf_value, int depth,
+                         double *leaves, Py_ssize_t row_stride, Py_ssize_t tree_stride):
+    """Row ``r``'s leaf of tree ``t`` into ``leaves[r * row_stride + t * tree_stride]``."""
+    cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0], r, t
+    cdef Py_ssize_t first_leaf = ((<Py_ssize_t> 1) << depth) - 1
+    cdef int level
     cdef const double *x = &columns[0, 0]
     cdef const double *row
     cdef const int *ft
     cdef const double *sp
     cdef const double *lv
+    cdef double *out
     cdef Py_ssize_t a, b, c, d, e, f, g, h
-    cdef int walked
     # auto's depth; the vector walk's offsets (feature * rows) and row numbers are ints
     if depth == 8 and columns.shape[0] * n < 2 ** 31:
         with nogil:
-            walked = sc_trees_walk8(x, n, &feature[0, 0], &split[0, 0], &leaf_value[0, 0],
-                                    n_trees, &leaves[0, 0])
-        if walked:
-            return out
+            if sc_trees_walk8(x, n, &feature[0, 0], &split[0, 0], &leaf_value[0, 0], n_trees,
+                              leaves, row_stride, tree_stride):
+                return
     with nogil:
         for t in range(n_trees):
             ft = &feature[t, 0]
             sp = &split[t, 0]
             lv = &leaf_value[t, 0]
+            out = leaves + t * tree_stride
             r = 0
             while r + 8 <= n:  # eight rows at a time: independent chains of loads overlap
                 row = x + r
@@ -138,22 +190,21 @@ def leaf_values_complete(const double[:, ::1] columns, const int[:, ::1] feature
                     f = 2 * f + 1 + (row[ft[f] * n + 5] > sp[f])
                     g = 2 * g + 1 + (row[ft[g] * n + 6] > sp[g])
                     h = 2 * h + 1 + (row[ft[h] * n + 7] > sp[h])
-                leaves[r, t] = lv[a - first_leaf]
-                leaves[r + 1, t] = lv[b - first_leaf]
-                leaves[r + 2, t] = lv[c - first_leaf]
-                leaves[r + 3, t] = lv[d - first_leaf]
-                leaves[r + 4, t] = lv[e - first_leaf]
-                leaves[r + 5, t] = lv[f - first_leaf]
-                leaves[r + 6, t] = lv[g - first_leaf]
-                leaves[r + 7, t] = lv[h - first_leaf]
+                out[r * row_stride] = lv[a - first_leaf]
+                out[(r + 1) * row_stride] = lv[b - first_leaf]
+                out[(r + 2) * row_stride] = lv[c - first_leaf]
+                out[(r + 3) * row_stride] = lv[d - first_leaf]
+                out[(r + 4) * row_stride] = lv[e - first_leaf]
+                out[(r + 5) * row_stride] = lv[f - first_leaf]
+                out[(r + 6) * row_stride] = lv[g - first_leaf]
+                out[(r + 7) * row_stride] = lv[h - first_leaf]
                 r += 8
             while r < n:
                 a = 0
                 for level in range(depth):
                     a = 2 * a + 1 + (x[ft[a] * n + r] > sp[a])
-                leaves[r, t] = lv[a - first_leaf]
+                out[r * row_stride] = lv[a - first_leaf]
                 r += 1
-    return out
 
 
 include "pairwise_sum.pxi"

@@ -113,11 +113,15 @@ static inline __m256i sc_trees_top(const double *x, const int *off, const double
     } while (0)
 
 /* The walk: x the columns (features, n), feature/split (trees, 255), leaf_value
-   (trees, 256), leaves (n, trees). Offsets are int: the caller checks features * n < 2^31. */
+   (trees, 256); row r's leaf of tree t goes to leaves[r * row_stride + t * tree_stride]:
+   (n, trees) with strides (trees, 1), or tree by tree, (trees, n) with strides (1, n), where
+   eight rows' leaves are one store. Offsets are int: the caller checks features * n < 2^31. */
 SC_TARGET
 static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *feature,
                                   const double *split, const double *leaf_value,
-                                  ptrdiff_t n_trees, double *leaves) {
+                                  ptrdiff_t n_trees, double *leaves, ptrdiff_t row_stride,
+                                  ptrdiff_t tree_stride) {
+    const int tree_major = row_stride == 1;
     const __m256i one = _mm256_set1_epi32(1);
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m512i sixteen = _mm512_set1_epi64(16), thirty_two = _mm512_set1_epi64(32);
@@ -166,12 +170,20 @@ static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *featu
             SC_LEVEL5(a0, b0); SC_LEVEL5(a1, b1); SC_LEVEL5(a2, b2); SC_LEVEL5(a3, b3);
             SC_LEVEL6(a0, b0); SC_LEVEL6(a1, b1); SC_LEVEL6(a2, b2); SC_LEVEL6(a3, b3);
             SC_LEVEL7(a0, b0); SC_LEVEL7(a1, b1); SC_LEVEL7(a2, b2); SC_LEVEL7(a3, b3);
+            if (tree_major) {
+                double *out = leaves + t * tree_stride + r;
+                _mm512_storeu_pd(out, SC_LEAF(a0));
+                _mm512_storeu_pd(out + 8, SC_LEAF(a1));
+                _mm512_storeu_pd(out + 16, SC_LEAF(a2));
+                _mm512_storeu_pd(out + 24, SC_LEAF(a3));
+                continue;
+            }
             _mm512_storeu_pd(tmp, SC_LEAF(a0));
             _mm512_storeu_pd(tmp + 8, SC_LEAF(a1));
             _mm512_storeu_pd(tmp + 16, SC_LEAF(a2));
             _mm512_storeu_pd(tmp + 24, SC_LEAF(a3));
             for (i = 0; i < 32; i++) {
-                leaves[(r + i) * n_trees + t] = tmp[i];
+                leaves[(r + i) * row_stride + t * tree_stride] = tmp[i];
             }
         }
         for (; r + 8 <= n; r += 8) {
@@ -182,9 +194,13 @@ static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *featu
             SC_LEVEL5(a0, b0);
             SC_LEVEL6(a0, b0);
             SC_LEVEL7(a0, b0);
+            if (tree_major) {
+                _mm512_storeu_pd(leaves + t * tree_stride + r, SC_LEAF(a0));
+                continue;
+            }
             _mm512_storeu_pd(tmp, SC_LEAF(a0));
             for (i = 0; i < 8; i++) {
-                leaves[(r + i) * n_trees + t] = tmp[i];
+                leaves[(r + i) * row_stride + t * tree_stride] = tmp[i];
             }
         }
         for (; r < n; r++) { /* the last few rows one by one */
@@ -192,7 +208,7 @@ static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *featu
             for (int level = 0; level < 8; level++) {
                 a = 2 * a + 1 + (x[(ptrdiff_t)off[a] + r] > sp[a]);
             }
-            leaves[r * n_trees + t] = lv[a - 255];
+            leaves[r * row_stride + t * tree_stride] = lv[a - 255];
         }
     }
 }
@@ -212,13 +228,15 @@ static void sc_trees_choose(void) {
 /* The depth-8 walk with AVX-512 where the CPU has it: 1 when it walked, 0 when the caller
    must walk (no AVX-512, or fewer than 8 rows). */
 static int sc_trees_walk8(const double *x, ptrdiff_t n, const int *feature, const double *split,
-                          const double *leaf_value, ptrdiff_t n_trees, double *leaves) {
+                          const double *leaf_value, ptrdiff_t n_trees, double *leaves,
+                          ptrdiff_t row_stride, ptrdiff_t tree_stride) {
     if (sc_trees_mode < 0) {
         sc_trees_choose();
     }
 #ifdef SC_TREES_AVX512
     if (sc_trees_mode == 1 && n >= 8) {
-        sc_trees_walk8_avx512(x, n, feature, split, leaf_value, n_trees, leaves);
+        sc_trees_walk8_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
+                              tree_stride);
         return 1;
     }
 #endif
