@@ -428,19 +428,7 @@ cdef inline bint _ascii_blank(const lxb_char_t *data, size_t length):
     return True
 
 
-cdef extern from "Python.h":
-    void *PyUnicode_DATA(object text)
-    int PyUnicode_KIND(object text)
-    object PyUnicode_FromKindAndData(int kind, const void *buffer, Py_ssize_t size)
-    bint Py_UNICODE_ISSPACE(Py_UCS4 c) nogil
-    ctypedef unsigned char Py_UCS1
-    ctypedef unsigned short Py_UCS2
-
-
-ctypedef fused _char:
-    Py_UCS1
-    Py_UCS2
-    Py_UCS4
+include "unicode_text.pxi"
 
 
 cdef inline bint _is_space(Py_UCS4 c) noexcept nogil:

@@ -63,19 +63,7 @@ def block_signatures(blocks, Py_ssize_t limit):
     return signatures
 
 
-cdef extern from "Python.h":
-    int PyUnicode_KIND(object text)
-    void *PyUnicode_DATA(object text)
-    Py_UCS4 Py_UNICODE_TOLOWER(Py_UCS4 ch) nogil
-    bint Py_UNICODE_ISALNUM(Py_UCS4 ch) nogil
-    ctypedef unsigned char Py_UCS1
-    ctypedef unsigned short Py_UCS2
-
-
-ctypedef fused _char:
-    Py_UCS1
-    Py_UCS2
-    Py_UCS4
+include "unicode_text.pxi"
 
 
 cdef inline bint _letter_is(unsigned int c, unsigned int letter) noexcept nogil:

@@ -22,19 +22,7 @@ import types
 import numpy as np
 
 
-cdef extern from "Python.h":
-    int PyUnicode_KIND(object text)
-    bint PyUnicode_IS_ASCII(object text)
-    void *PyUnicode_DATA(object text)
-    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) nogil
-    ctypedef unsigned char Py_UCS1
-    ctypedef unsigned short Py_UCS2
-
-
-ctypedef fused _char:
-    Py_UCS1
-    Py_UCS2
-    Py_UCS4
+include "unicode_text.pxi"
 
 
 cdef inline int _class_of(Py_UCS4 c, const long[::1] ascii_class) nogil:

@@ -112,34 +112,13 @@ def raw_scores_complete(const double[:, ::1] columns, const int[:, ::1] feature,
     """`leaf_sums` of `leaf_values_complete`, the leaves held tree by tree on the way (a
     vector walk stores eight rows' leaves at once instead of eight scattered values): the
     same sums in the same order, so the same scores bit for bit."""
-    cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0], r, t, c
-    if num_class < 1 or n_trees % num_class:
-        raise ValueError("the trees are not a whole number of rounds of the classes")
-    if num_class == 1:
-        out = np.empty(n, dtype=np.float64)
-    else:
-        out = np.empty((n, num_class), dtype=np.float64)
-    if n == 0:
-        return out
-    cdef double[::1] flat = out.reshape(-1)
-    if n_trees == 0:
-        flat[:] = 0.0
-        return out
+    cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0]
+    if n == 0 or n_trees == 0:
+        return _sum_leaves(NULL, n, n_trees, num_class, n_trees, 1)
     _check_complete(feature, split, leaf_value, n_trees, depth)
     cdef double[:, ::1] leaves = np.empty((n_trees, n), dtype=np.float64)
     _walk_complete(columns, feature, split, leaf_value, depth, &leaves[0, 0], 1, n)
-    cdef double *row_out
-    with nogil:
-        for r in range(n):
-            if num_class == 1:
-                flat[r] = 0.0 + _pairwise_sum_strided(&leaves[0, r], n_trees, n)
-            else:
-                row_out = &flat[r * num_class]
-                for c in range(num_class):
-                    row_out[c] = 0.0
-                for t in range(n_trees):
-                    row_out[t % num_class] += leaves[t, r]
-    return out
+    return _sum_leaves(&leaves[0, 0], n, n_trees, num_class, 1, n)
 
 
 cdef _check_complete(const int[:, ::1] feature, const double[:, ::1] split,
@@ -216,7 +195,16 @@ def leaf_sums(const double[:, ::1] leaves, Py_ssize_t num_class):
     class each row's pairwise sum (``values.sum(axis=1)``, `_pairwise_sum`); with
     ``num_class`` classes, tree ``t`` adding to class ``t % num_class``, each class's values
     one by one in tree order (``values.reshape(rows, -1, num_class).sum(axis=1)``)."""
-    cdef Py_ssize_t n = leaves.shape[0], n_trees = leaves.shape[1], r, t, c
+    cdef Py_ssize_t n = leaves.shape[0], n_trees = leaves.shape[1]
+    if n == 0 or n_trees == 0:
+        return _sum_leaves(NULL, n, n_trees, num_class, n_trees, 1)
+    return _sum_leaves(&leaves[0, 0], n, n_trees, num_class, n_trees, 1)
+
+
+cdef _sum_leaves(const double *leaves, Py_ssize_t n, Py_ssize_t n_trees, Py_ssize_t num_class,
+                 Py_ssize_t row_stride, Py_ssize_t tree_stride):
+    """`leaf_sums` of the leaves at ``leaves[r * row_stride + t * tree_stride]``."""
+    cdef Py_ssize_t r, t, c
     cdef double *row_out
     cdef const double *row
     if num_class < 1 or n_trees % num_class:
@@ -230,13 +218,13 @@ def leaf_sums(const double[:, ::1] leaves, Py_ssize_t num_class):
     cdef double[::1] flat = out.reshape(-1)
     with nogil:
         for r in range(n):
-            row = &leaves[r, 0]
+            row = leaves + r * row_stride
             if num_class == 1:
-                flat[r] = 0.0 + _pairwise_sum(row, n_trees)
+                flat[r] = 0.0 + _pairwise_sum_strided(row, n_trees, tree_stride)
             else:
                 row_out = &flat[r * num_class]
                 for c in range(num_class):
                     row_out[c] = 0.0
                 for t in range(n_trees):
-                    row_out[t % num_class] += row[t]
+                    row_out[t % num_class] += row[t * tree_stride]
     return out
