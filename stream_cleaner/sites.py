@@ -134,7 +134,9 @@ def page_identity(url: str | None) -> int | None:
 # repeated, made the searches quadratic).
 _URL_TAG_NAMES = ("link", "meta", "base")
 _LINK, _META, _BASE = range(len(_URL_TAG_NAMES))
-_URL_TAG = re.compile(r"<(?:(link)|(meta)|(base))\b[^<>]*+>", re.IGNORECASE)
+_URL_TAG = re.compile(
+    "<(?:" + "|".join(f"({name})" for name in _URL_TAG_NAMES) + r")\b[^<>]*+>", re.IGNORECASE
+)
 _IS_CANONICAL = re.compile(r"\brel\s*+=\s*+[\"']?canonical\b", re.IGNORECASE)
 _IS_OG_URL = re.compile(r"\bproperty\s*+=\s*+[\"']og:url[\"']", re.IGNORECASE)
 _HREF = re.compile(r"\bhref\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)

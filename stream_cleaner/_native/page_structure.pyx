@@ -383,12 +383,17 @@ def page_type_features(const double[:, :] rows, const long[::1] read, list block
         for i in range(n):
             product[i] = chars[i] * (1.0 if rows[i, read[k]] > 0 else 0.0)
         common.append(_pairwise_sum(&product[0], n) / total)
-    for block in blocks:
+    if class_words:
+        codes = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        block = blocks[i]
         path = block.tag_path
         count = paths.get(path, 0) + 1
         paths[path] = count
         if <Py_ssize_t> count > most:
             most = count
+        if class_words:
+            codes[i] = block.class_words
     qsort(&ordered[0], n, sizeof(double), _compare_doubles)
     common += [
         <double> prose_blocks / n, headings, dates / n, _quantile(&ordered[0], n, 0.5),
@@ -396,7 +401,6 @@ def page_type_features(const double[:, :] rows, const long[::1] read, list block
     ]
     if not class_words:
         return common, []
-    codes = np.fromiter([block.class_words for block in blocks], dtype=np.uint64, count=n)
     named = [log1p(blocks[n - 1].comment_marks)]
     for g in range(n_groups):
         for i in range(n):

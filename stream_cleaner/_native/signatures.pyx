@@ -142,7 +142,7 @@ def next_tag(str text, tuple names, Py_ssize_t start, Py_ssize_t limit):
     """The first tag named one of ``names`` in ``text[:limit]`` from ``start`` on, as
     ``(start, end, which name)``, or ``None``: what ``re.compile(r"<(?:(NAME)|(NAME)...)\\b[^<>]*+>",
     re.IGNORECASE).search(text, start, limit)`` finds, for names of ASCII lower-case letters
-    (`sites._tags`)."""
+    (`sites._url_tags`)."""
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = min(len(text), max(limit, 0)), k, w, used = 0, found, end = 0, which = 0
