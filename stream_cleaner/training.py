@@ -501,13 +501,15 @@ def cross_validate(
     params: dict | None = None,
     extra: Sequence[TrainingPage] = (),
     by_site: bool = False,
+    fold_of: Sequence[int] | None = None,
 ) -> list[np.ndarray]:
     """Out-of-fold raw scores for every page (pages split into ``folds`` groups by a hash of
-    their name, or of their site with ``by_site``); ``extra`` pages are added to every
-    fold's training set."""
+    their name, or of their site with ``by_site``, or as ``fold_of`` says: each page's fold,
+    0 to ``folds`` - 1); ``extra`` pages are added to every fold's training set."""
     from .labeller import TreeEnsemble
 
-    fold_of = page_folds(pages, folds, by_site=by_site)
+    if fold_of is None:
+        fold_of = page_folds(pages, folds, by_site=by_site)
     out: list[np.ndarray] = [np.zeros(0)] * len(pages)
     for k in range(folds):
         train = [p for p, f in zip(pages, fold_of, strict=True) if f != k] + list(extra)
