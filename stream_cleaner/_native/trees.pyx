@@ -20,12 +20,18 @@ cdef extern from "trees_avx512.h":
                        const double *leaf_value, Py_ssize_t n_trees, double *leaves,
                        Py_ssize_t row_stride, Py_ssize_t tree_stride) nogil
     int sc_trees_force(int fastest) nogil
+    int sc_trees_vector() nogil
 
 
 def use_fastest_walk(bint fastest):
     """For tests: ``False`` walks depth-8 trees one row at a time, as on a CPU without
     AVX-512; returns whether the AVX-512 walk is now in use."""
     return bool(sc_trees_force(fastest))
+
+
+def vector_walk():
+    """Whether depth-8 trees are walked eight rows at a time (AVX-512) in this process."""
+    return bool(sc_trees_vector())
 
 
 def leaf_values(const double[:, ::1] features, const long[::1] feature,

@@ -243,6 +243,14 @@ static int sc_trees_walk8(const double *x, ptrdiff_t n, const int *feature, cons
     return 0;
 }
 
+/* 1 when sc_trees_walk8 walks eight rows at a time (AVX-512, not forced off), else 0. */
+static int sc_trees_vector(void) {
+    if (sc_trees_mode < 0) {
+        sc_trees_choose();
+    }
+    return sc_trees_mode;
+}
+
 /* For tests: 0 makes sc_trees_walk8 decline (the scalar walk), 1 the fastest way again;
    returns the mode now in use (0 or 1). */
 static int sc_trees_force(int fastest) {
