@@ -150,7 +150,8 @@ cdef void _walk_complete(const double[:, ::1] columns, const int[:, ::1] feature
     cdef const double *lv
     cdef double *out
     cdef Py_ssize_t a, b, c, d, e, f, g, h
-    # auto's depth; the vector walk's offsets (feature * rows) and row numbers are ints
+    # the article and auto labellers' (depth 7 laid out at 8); the vector walk's offsets
+    # (feature * rows) and row numbers are ints
     if depth == 8 and columns.shape[0] * n < 2 ** 31:
         with nogil:
             if sc_trees_walk8(x, n, &feature[0, 0], &split[0, 0], &leaf_value[0, 0], n_trees,

@@ -1,5 +1,5 @@
-/* trees.pyx's `leaf_values_complete` for trees of depth 8 (auto's labeller), eight rows to a
-   vector with AVX-512.
+/* trees.pyx's `leaf_values_complete` for trees of depth 8 (those of depth 7, the article and
+   auto labellers', laid out at 8: labeller._walk_depth), eight rows to a vector with AVX-512.
 
    The scalar walk does one (row, tree, level) step at a time: three loads and a comparison.
    Here one vector steps eight rows: the top three levels compare the eight rows' contiguous
