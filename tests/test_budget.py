@@ -119,10 +119,13 @@ def test_a_page_over_its_budget_stops_within_a_tenth_of_it(share):
     page = _cjk_page(20_000).encode()
     unlimited = CleanerSettings(time_budget_seconds=0)
     clean_document(page, settings=unlimited)  # loads and warms what the page needs
-    started = time.thread_time()
-    doc = clean_document(page, settings=unlimited)
-    cost = time.thread_time() - started
-    assert doc.error is None
+    costs = []
+    for _ in range(2):  # the lesser: a run slowed by the host would set a budget never reached
+        started = time.thread_time()
+        doc = clean_document(page, settings=unlimited)
+        costs.append(time.thread_time() - started)
+        assert doc.error is None
+    cost = min(costs)
     budget = share * cost
     started = time.thread_time()
     doc = clean_document(page, settings=CleanerSettings(time_budget_seconds=budget))
