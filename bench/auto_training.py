@@ -522,7 +522,7 @@ def main() -> None:
     parser.add_argument(
         "command", choices=("select", "guard", "folds", "without-model", "across-sets")
     )
-    parser.add_argument("--candidate", default="stacked-large")
+    parser.add_argument("--candidate", default="stacked")
     parser.add_argument(
         "--what", choices=("run", "main"), default="main",
         help="guard: what it keeps when it steps in (the run's prose blocks, or also the main "
