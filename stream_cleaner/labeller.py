@@ -701,10 +701,8 @@ def _walk_depth(depth: int) -> int:
     return 8 if depth == 7 and fast is not None and fast.vector_walk() else depth
 
 
-def _complete_layout(
-    trees: TreeEnsemble, depth: int | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The trees as complete binary trees of ``depth`` (at least ``trees.depth``), for
+def _complete_layout(trees: TreeEnsemble, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The trees as complete binary trees of ``depth`` (`_walk_depth`, at least their own), for
     ``_native/trees.pyx``'s ``leaf_values_complete``: per tree, the feature (int32) and split
     of nodes ``0 .. 2 ** depth - 2`` in breadth-first order (node ``k``'s children at ``2k + 1``
     and ``2k + 2``), and the values of the ``2 ** depth`` last-level nodes.
@@ -717,7 +715,7 @@ def _complete_layout(
     children = trees.children
     nodes = trees.roots[:, None]  # (trees, nodes of the level), spec node numbers
     features, splits = [], []
-    for _ in range(max(depth or 0, trees.depth)):
+    for _ in range(depth):
         features.append(trees.feature[nodes])
         splits.append(trees.split[nodes])
         # left and right child side by side: level l + 1 in breadth-first order

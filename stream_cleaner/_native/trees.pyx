@@ -8,9 +8,9 @@ give the same leaves; the sums stay numpy's, so scores are bit-identical.
 
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `leaf_values`, `leaf_values_complete`: `labeller.TreeEnsemble.leaf_values`; `leaf_sums`
-and `raw_scores_complete`: the numpy sums of `labeller.TreeEnsemble.raw_scores`. `leaf_values_complete` walks trees of
-depth 8 with AVX-512 where the CPU has it (``trees_avx512.h``), `use_fastest_walk` switching
-that off for the tests.
+and `raw_scores_complete`: the numpy sums of `labeller.TreeEnsemble.raw_scores`.
+`leaf_values_complete` walks trees of depth 8 with AVX-512 where the CPU has it
+(``trees_avx512.h``, `vector_walk`), `use_fastest_walk` switching that off for the tests.
 """
 
 import numpy as np
