@@ -28,6 +28,7 @@ import numpy as np
 from ._native import native_module
 from .document import Block
 from .labeller import FEATURE_NAMES
+from .page_structure import is_prose
 from .parse import CLASS_GROUP_NAMES
 
 # What a run of prose is: fixed beforehand, as the page structure's prose (`page_structure`).
@@ -44,8 +45,17 @@ MIN_KEPT_SHARE = 0.5
 # tag path (the labeller's ``path_*`` columns), and the labeller's pattern columns.
 OUTSIDE_GROUPS = ("comment", "nav", "sidebar", "footer", "overlay")
 OUTSIDE_COLUMNS = ("path_nav", "path_aside", "path_footer", "legal")
-_WORDS, _LINKS, _ENDS = (
-    FEATURE_NAMES.index(n) for n in ("log_words", "link_density", "ends_sentence")
+# The second trigger, the page's main element (`page_structure`, when the labeller reads it):
+# when its prose (`page_structure.is_prose` blocks) holds at least `MAIN_MIN_WORDS` words and
+# the decision keeps less than `MAIN_MIN_KEPT_SHARE` of them, `MAIN_KEEP` is kept: the main
+# element's prose blocks (``prose``), every block of it (``all``) or every block of it outside
+# the parts no run of prose is taken from (``inside``). ``None``: no second trigger.
+MAIN_MIN_WORDS: int | None = None
+MAIN_MIN_KEPT_SHARE = 0.5
+MAIN_KEEP = "all"
+_WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII = (
+    FEATURE_NAMES.index(n)
+    for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii")
 )
 
 
@@ -53,8 +63,9 @@ class GuardReason:
     """Why the guard changed a page's decision (``CleanedDocument.guard``)."""
 
     CONTENT_LOSS = "content_loss"  # the page's longest run of prose was dropped: kept again
+    MAIN_ELEMENT = "main_element"  # the prose of the page's main element was dropped: kept again
 
-    ALL = (CONTENT_LOSS,)
+    ALL = (CONTENT_LOSS, MAIN_ELEMENT)
 
 
 @functools.cache
@@ -138,11 +149,10 @@ def guard_content(
         )  # fmt: skip
     else:
         run, run_words = _prose_run(blocks, features, words)
-    if run_words < MIN_RUN_WORDS:
-        return list(content), None
-    kept = sum(words[i] for i in run if content[i])
-    if kept >= MIN_KEPT_SHARE * run_words:
-        return list(content), None
+    if run_words < MIN_RUN_WORDS or (
+        sum(words[i] for i in run if content[i]) >= MIN_KEPT_SHARE * run_words
+    ):
+        return _main_element(content, blocks, features, words, main_in)
     guarded = list(content)
     for i in run:
         guarded[i] = True
@@ -153,3 +163,34 @@ def guard_content(
             if i not in left_out:
                 guarded[i] = True
     return guarded, GuardReason.CONTENT_LOSS
+
+
+def _main_element(
+    content: Sequence[bool],
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    words: np.ndarray,
+    main_in: np.ndarray | None,
+) -> tuple[list[bool], str | None]:
+    """The second trigger (`MAIN_MIN_WORDS`): the decision with the main element's prose kept
+    again when the decision drops most of it."""
+    if MAIN_MIN_WORDS is None or main_in is None or not main_in.any():
+        return list(content), None
+    prose = main_in & is_prose(
+        words, np.expm1(features[:, _CHARS]), features[:, _LINKS], features[:, _NON_ASCII]
+    )
+    total = float(words[prose].sum())
+    if total < MAIN_MIN_WORDS:
+        return list(content), None
+    kept = np.asarray(content, dtype=bool)
+    if float(words[prose & kept].sum()) >= MAIN_MIN_KEPT_SHARE * total:
+        return list(content), None
+    if MAIN_KEEP == "prose":
+        kept |= prose
+    else:
+        kept |= main_in
+        if MAIN_KEEP == "inside":
+            main = np.flatnonzero(main_in)
+            for i in outside(blocks, features, main):
+                kept[i] = bool(content[i])
+    return kept.tolist(), GuardReason.MAIN_ELEMENT
