@@ -16,6 +16,12 @@ that run holds at least `MIN_RUN_WORDS` words and the decision keeps less than
 `MIN_KEPT_SHARE` of them, the run's prose blocks are kept too, and so is every block of the
 page's main element (`page_structure`, when the labeller reads it: ``auto``) outside those
 parts; the cleaned document says so (``CleanedDocument.guard``, `GuardReason.CONTENT_LOSS`).
+
+A page whose main content is no such run (a thread's short posts, a product's specifications)
+has a second trigger where the labeller knows the page's main element: when the decision keeps
+less than `MAIN_MIN_KEPT_SHARE` of the main element's prose (`page_structure.is_prose`, at
+least `MAIN_MIN_WORDS` words), every block of the main element outside those parts is kept,
+with the same reason.
 """
 
 from __future__ import annotations
@@ -47,12 +53,17 @@ OUTSIDE_GROUPS = ("comment", "nav", "sidebar", "footer", "overlay")
 OUTSIDE_COLUMNS = ("path_nav", "path_aside", "path_footer", "legal")
 # The second trigger, the page's main element (`page_structure`, when the labeller reads it):
 # when its prose (`page_structure.is_prose` blocks) holds at least `MAIN_MIN_WORDS` words and
-# the decision keeps less than `MAIN_MIN_KEPT_SHARE` of them, `MAIN_KEEP` is kept: the main
-# element's prose blocks (``prose``), every block of it (``all``) or every block of it outside
-# the parts no run of prose is taken from (``inside``). ``None``: no second trigger.
-MAIN_MIN_WORDS: int | None = None
+# the decision keeps less than `MAIN_MIN_KEPT_SHARE` of that many words of prose, in the main
+# element (`MAIN_KEPT_FROM` ``main``) or anywhere on the page (``page``), `MAIN_KEEP` is kept:
+# the main element's prose blocks (``prose``), every block of it (``all``) or every block of
+# it outside the parts no run of prose is taken from (``inside``). ``None``: no such trigger.
+# Chosen by `bench/auto_training.py main-trigger` (rule 6) on the auto labeller's decisions with
+# each training set held out: the fewest pages of lost main content (23 against 25) at a cost
+# to the mean F1 the rule allows (docs/labeller.md).
+MAIN_MIN_WORDS: int | None = 100
 MAIN_MIN_KEPT_SHARE = 0.5
-MAIN_KEEP = "all"
+MAIN_KEPT_FROM = "main"
+MAIN_KEEP = "inside"
 _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII = (
     FEATURE_NAMES.index(n)
     for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii")
@@ -62,10 +73,10 @@ _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII = (
 class GuardReason:
     """Why the guard changed a page's decision (``CleanedDocument.guard``)."""
 
-    CONTENT_LOSS = "content_loss"  # the page's longest run of prose was dropped: kept again
-    MAIN_ELEMENT = "main_element"  # the prose of the page's main element was dropped: kept again
+    # the page's longest run of prose, or most of its main element's prose, was dropped: kept
+    CONTENT_LOSS = "content_loss"
 
-    ALL = (CONTENT_LOSS, MAIN_ELEMENT)
+    ALL = (CONTENT_LOSS,)
 
 
 @functools.cache
@@ -176,14 +187,16 @@ def _main_element(
     again when the decision drops most of it."""
     if MAIN_MIN_WORDS is None or main_in is None or not main_in.any():
         return list(content), None
-    prose = main_in & is_prose(
+    page_prose = is_prose(
         words, np.expm1(features[:, _CHARS]), features[:, _LINKS], features[:, _NON_ASCII]
     )
+    prose = main_in & page_prose
     total = float(words[prose].sum())
     if total < MAIN_MIN_WORDS:
         return list(content), None
     kept = np.asarray(content, dtype=bool)
-    if float(words[prose & kept].sum()) >= MAIN_MIN_KEPT_SHARE * total:
+    counted = prose if MAIN_KEPT_FROM == "main" else page_prose
+    if float(words[counted & kept].sum()) >= MAIN_MIN_KEPT_SHARE * total:
         return list(content), None
     if MAIN_KEEP == "prose":
         kept |= prose
@@ -193,4 +206,4 @@ def _main_element(
             main = np.flatnonzero(main_in)
             for i in outside(blocks, features, main):
                 kept[i] = bool(content[i])
-    return kept.tolist(), GuardReason.MAIN_ELEMENT
+    return kept.tolist(), GuardReason.CONTENT_LOSS

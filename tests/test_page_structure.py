@@ -207,6 +207,37 @@ def test_the_guard_keeps_the_main_element_too_where_the_labeller_knows_it(tiny_m
     assert [t for t, k in zip(texts, kept, strict=True) if k] == [LONG, LONG]
 
 
+def test_the_guard_keeps_a_dropped_main_element_whose_text_is_no_run_of_prose(tiny_model):
+    # twelve posts of a thread, each twelve words with no full stop: prose to the main
+    # element (`page_structure.is_prose`), no run of prose to the first trigger
+    posts = [f"post {i} says the fix worked on my laptop after the second restart" for i in
+             range(12)]  # fmt: skip
+    html = (
+        "<body><nav><a href='/'>Home</a></nav><main>"
+        + "".join(f"<div class='post'>{p}</div>" for p in posts)
+        + "<footer><p>Printed in the footer of the main element.</p></footer></main></body>"
+    )
+    blocks = parse_blocks(html)
+    texts = [b.text for b in blocks]
+    features = _features(blocks, tiny_model)
+    main_in = np.array([text != "Home" for text in texts])
+    dropped = [False] * len(blocks)
+    kept, why = guard_content(dropped, blocks, features, main_in)
+    assert why == GuardReason.CONTENT_LOSS
+    # the posts, not the main element's footer nor the menu
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == posts
+    # half the posts kept (`guard.MAIN_MIN_KEPT_SHARE`): left alone
+    half = [text in posts[:6] for text in texts]
+    assert guard_content(half, blocks, features, main_in) == (half, None)
+    # a third kept: kept again
+    third = [text in posts[:4] for text in texts]
+    assert guard_content(third, blocks, features, main_in)[1] == GuardReason.CONTENT_LOSS
+    # without the main element (a labeller that does not read it), or too few words of prose
+    assert guard_content(dropped, blocks, features) == (dropped, None)
+    few = main_in & np.array([text not in posts[3:] for text in texts])
+    assert guard_content(dropped, blocks, features, few) == (dropped, None)
+
+
 def test_the_labeller_that_reads_the_page_structure_says_where_its_main_element_is(tiny_model):
     html = f"<body><nav><a href='/'>Home</a></nav><main><p>{LONG}</p><p>{LONG}</p></main></body>"
     blocks = parse_blocks(html)
