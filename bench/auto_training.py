@@ -84,6 +84,9 @@ test, the multilingual sets) was read:
    variants whose held-out mean drops by at most 0.002 and site-fold mean by less than 0.002,
    the fewest pages lost with a set held out, ties broken by that mean; none if none loses
    fewer than the shipped guard.
+   Chosen: 50 words (19 pages lost against 23; held-out mean 0.7907 against 0.7881, site
+   folds 0.8547 against 0.8557); 25 words loses as many, at a held-out mean lower in the
+   fifth decimal.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \
@@ -288,6 +291,16 @@ def modern_checks(pages: list, keeps: list) -> tuple[float, dict[str, float]]:
     return pooled.f1, {k: float(np.mean(v)) for k, v in sorted(by_type.items())}
 
 
+# The second trigger's settings (`guard`), in the order of `guarded`'s ``main``.
+MAIN_NAMES = ("MAIN_MIN_WORDS", "MAIN_MIN_KEPT_SHARE", "MAIN_KEEP", "MAIN_KEPT_FROM",
+              "MAIN_ALL_BELOW_WORDS")  # fmt: skip
+NO_MAIN = (None, 0.5, "all", "main", None)
+
+
+def shipped_main() -> tuple:
+    return tuple(getattr(guard_module, n) for n in MAIN_NAMES)
+
+
 def guarded(
     pages: list,
     keeps: list,
@@ -301,13 +314,10 @@ def guarded(
     """The decisions with the guard at these settings; ``what`` it keeps when it steps in:
     the run's prose blocks (``run``) or also the main element's (``main``, as shipped for
     the auto labeller); ``outside``: what no run is taken from (`GUARD_OUTSIDE`); ``main``:
-    the second trigger's words, share and what it keeps (`guard.MAIN_MIN_WORDS`; ``None``:
-    none)."""
-    names = ("MIN_RUN_WORDS", "MIN_KEPT_SHARE", "OUTSIDE_GROUPS", "OUTSIDE_COLUMNS",
-             "MAIN_MIN_WORDS", "MAIN_MIN_KEPT_SHARE", "MAIN_KEEP", "MAIN_KEPT_FROM")  # fmt: skip
+    the second trigger's settings (`MAIN_NAMES`; ``None``: as shipped, `NO_MAIN`: none)."""
+    names = ("MIN_RUN_WORDS", "MIN_KEPT_SHARE", "OUTSIDE_GROUPS", "OUTSIDE_COLUMNS", *MAIN_NAMES)
     saved = [getattr(guard_module, n) for n in names]
-    main = (*main, "main")[:4] if main else (None, 0.5, "all", "main")
-    values = (min_words, min_share, *GUARD_OUTSIDE[outside], *main)
+    values = (min_words, min_share, *GUARD_OUTSIDE[outside], *(main or shipped_main()))
     for name, value in zip(names, values, strict=True):
         setattr(guard_module, name, value)
     try:
@@ -350,7 +360,7 @@ def select() -> None:
     print("\n## the guard on the winner's decisions\n")
     print(header + "\n|---|" + "---:|" * (len(SETS) + 2), flush=True)
     for words, share in GUARD_GRID:
-        chosen = guarded(pages, keeps, words, share)
+        chosen = guarded(pages, keeps, words, share, main=NO_MAIN)
         fired = sum(1 for a, b in zip(chosen, keeps, strict=True) if (a != b).any())
         snippet, _ = modern_checks(pages, chosen)
         print(row(f"{words} words, {share}", per_set(pages, chosen),
@@ -421,7 +431,7 @@ def choose_guard(
     best = None
     for left_out in outside or GUARD_OUTSIDE:
         for words, share in GUARD_GRID:
-            chosen = guarded(pages, keeps, words, share, what=what, outside=left_out)
+            chosen = guarded(pages, keeps, words, share, what=what, outside=left_out, main=NO_MAIN)
             fired = sum(1 for a, b in zip(chosen, keeps, strict=True) if (a != b).any())
             figures = per_set(pages, chosen)
             mean = float(np.mean(list(figures.values())))
@@ -470,21 +480,29 @@ def across_sets(peer_outputs: Path, candidates: tuple[str, ...] = ()) -> None:
             print(row(f"{name}, {folds_name}", per_set(pages, keeps), per), flush=True)
 
 
-# (words, share, what it keeps[, what the share counts]): rule 6's, then rule 7's
-MAIN_TRIGGER_GRID = [
-    (w, k, keep)
-    for w in (100, 200)
-    for k in (0.2, 0.35, 0.5)
-    for keep in ("prose", "all", "inside")
-]
-MAIN_TRIGGER_GRID += [
-    (w, k, keep, "page") for w in (100, 200) for k in (0.2, 0.25, 0.35) for keep in ("prose", "all")
-]
+# `MAIN_NAMES`: rule 6's variants, rule 7's, then rule 8's (on rule 6's choice)
+MAIN_TRIGGER_GRID = {
+    "6": [
+        (w, k, keep, "main", None)
+        for w in (100, 200)
+        for k in (0.2, 0.35, 0.5)
+        for keep in ("prose", "all", "inside")
+    ]
+    + [
+        (w, k, keep, "page", None)
+        for w in (100, 200)
+        for k in (0.2, 0.25, 0.35)
+        for keep in ("prose", "all")
+    ],
+    "8": [(100, 0.5, "inside", "main", n) for n in (25, 50, 100, 150)],
+}
+RULE_BASE = {"6": NO_MAIN, "8": (100, 0.5, "inside", "main", None)}
 
 
-def main_trigger(peer_outputs: Path, candidate: str = "stacked") -> None:
-    """Rule 6: the guard's second trigger (`guard.MAIN_MIN_WORDS`), on the candidate's
-    decisions with each set held out and in the site folds, the shipped guard first."""
+def main_trigger(peer_outputs: Path, candidate: str = "stacked", rule: str = "8") -> None:
+    """Rules 6 (with 7's variants) and 8: the guard's second trigger (`guard.MAIN_MIN_WORDS`)
+    on the candidate's decisions with each set held out and in the site folds, against the
+    guard the rule started from (`RULE_BASE`)."""
     pages = load_pages()
     threshold, _ = choose_threshold(pages, cached_out_of_fold(pages, candidate), per_source=True)
     words, share = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
@@ -496,10 +514,10 @@ def main_trigger(peer_outputs: Path, candidate: str = "stacked") -> None:
     header += "lost (per set) | site-fold mean, lost |"
     print(header + "\n|---|" + "---:|" * (len(SETS) + 3), flush=True)
     results = []
-    for main in [None, *MAIN_TRIGGER_GRID]:
+    for main in [RULE_BASE[rule], *MAIN_TRIGGER_GRID[rule]]:
         figures = {}
         for by_set, keeps in decisions.items():
-            base = guarded(pages, keeps, words, share)
+            base = guarded(pages, keeps, words, share, main=RULE_BASE[rule])
             chosen = guarded(pages, keeps, words, share, main=main)
             fired = sum(1 for a, b in zip(chosen, base, strict=True) if (a != b).any())
             per = per_set(pages, chosen)
@@ -507,7 +525,7 @@ def main_trigger(peer_outputs: Path, candidate: str = "stacked") -> None:
                                lost_pages(pages, chosen, peer_outputs))  # fmt: skip
         per, mean, fired, lost = figures[True]
         _, site_mean, _, site_lost = figures[False]
-        name = "shipped guard alone" if main is None else ", ".join(map(str, main))
+        name = "the guard before" if main is RULE_BASE[rule] else ", ".join(map(str, main))
         lost_per = " / ".join(str(lost[s]) for s in SETS)
         extra = f"{fired}, {sum(lost.values())} ({lost_per}) | "
         extra += f"{site_mean:.4f}, {sum(site_lost.values())}"
@@ -665,6 +683,10 @@ def main() -> None:
     parser.add_argument(
         "--only", action="store_true", help="across-sets: only --candidate (default: each)"
     )
+    parser.add_argument(
+        "--rule", choices=tuple(MAIN_TRIGGER_GRID), default="8",
+        help="main-trigger: rule 6 (with rule 7's variants) or rule 8",
+    )  # fmt: skip
     parser.add_argument("--out", default=str(CACHE / "folds"))
     parser.add_argument(
         "--peer-outputs",
@@ -682,7 +704,7 @@ def main() -> None:
     elif args.command == "across-sets":
         across_sets(args.peer_outputs, (args.candidate,) if args.only else ())
     elif args.command == "main-trigger":
-        main_trigger(args.peer_outputs, args.candidate)
+        main_trigger(args.peer_outputs, args.candidate, args.rule)
     else:
         folds(Path(args.out), args.candidate)
 

@@ -21,7 +21,9 @@ A page whose main content is no such run (a thread's short posts, a product's sp
 has a second trigger where the labeller knows the page's main element: when the decision keeps
 less than `MAIN_MIN_KEPT_SHARE` of the main element's prose (`page_structure.is_prose`, at
 least `MAIN_MIN_WORDS` words), every block of the main element outside those parts is kept,
-with the same reason.
+with the same reason; every block of it, readers' comments too, when the decision keeps less
+than `MAIN_ALL_BELOW_WORDS` words of prose on the whole page (a thread whose posts the markup
+calls comments, kept down to its title).
 """
 
 from __future__ import annotations
@@ -57,13 +59,17 @@ OUTSIDE_COLUMNS = ("path_nav", "path_aside", "path_footer", "legal")
 # element (`MAIN_KEPT_FROM` ``main``) or anywhere on the page (``page``), `MAIN_KEEP` is kept:
 # the main element's prose blocks (``prose``), every block of it (``all``) or every block of
 # it outside the parts no run of prose is taken from (``inside``). ``None``: no such trigger.
-# Chosen by `bench/auto_training.py main-trigger` (rule 6) on the auto labeller's decisions with
-# each training set held out: the fewest pages of lost main content (23 against 25) at a cost
-# to the mean F1 the rule allows (docs/labeller.md).
+# Chosen by `bench/auto_training.py main-trigger` (rules 6 and 8) on the auto labeller's
+# decisions with each training set held out: the fewest pages of lost main content (19
+# against 25 without this trigger) at a cost to the mean F1 the rules allow (docs/labeller.md).
 MAIN_MIN_WORDS: int | None = 100
 MAIN_MIN_KEPT_SHARE = 0.5
 MAIN_KEPT_FROM = "main"
 MAIN_KEEP = "inside"
+# When the decision keeps less than this many words of prose over the whole page, the second
+# trigger keeps every block of the main element (``all``), comment-marked ones too: a thread
+# kept down to a title and a date gets its posts back. ``None``: always `MAIN_KEEP`.
+MAIN_ALL_BELOW_WORDS: int | None = 50
 _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII = (
     FEATURE_NAMES.index(n)
     for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii")
@@ -198,12 +204,20 @@ def _main_element(
     counted = prose if MAIN_KEPT_FROM == "main" else page_prose
     if float(words[counted & kept].sum()) >= MAIN_MIN_KEPT_SHARE * total:
         return list(content), None
-    if MAIN_KEEP == "prose":
+    keep = MAIN_KEEP
+    if MAIN_ALL_BELOW_WORDS is not None and (
+        float(words[page_prose & kept].sum()) < MAIN_ALL_BELOW_WORDS
+    ):
+        keep = "all"
+    if keep == "prose":
         kept |= prose
     else:
         kept |= main_in
-        if MAIN_KEEP == "inside":
+        if keep == "inside":
             main = np.flatnonzero(main_in)
             for i in outside(blocks, features, main):
                 kept[i] = bool(content[i])
-    return kept.tolist(), GuardReason.CONTENT_LOSS
+    guarded = kept.tolist()
+    if guarded == list(content):  # the main element's prose is all in parts left out
+        return guarded, None
+    return guarded, GuardReason.CONTENT_LOSS

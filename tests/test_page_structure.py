@@ -209,33 +209,76 @@ def test_the_guard_keeps_the_main_element_too_where_the_labeller_knows_it(tiny_m
 
 def test_the_guard_keeps_a_dropped_main_element_whose_text_is_no_run_of_prose(tiny_model):
     # twelve posts of a thread, each twelve words with no full stop: prose to the main
-    # element (`page_structure.is_prose`), no run of prose to the first trigger
+    # element (`page_structure.is_prose`), no run of prose to the first trigger; the decision
+    # keeps an article above them (more than `guard.MAIN_ALL_BELOW_WORDS` words)
     posts = [f"post {i} says the fix worked on my laptop after the second restart" for i in
              range(12)]  # fmt: skip
     html = (
-        "<body><nav><a href='/'>Home</a></nav><main>"
+        f"<body><nav><a href='/'>Home</a></nav><article><p>{ARTICLE}</p></article><main>"
         + "".join(f"<div class='post'>{p}</div>" for p in posts)
         + "<footer><p>Printed in the footer of the main element.</p></footer></main></body>"
     )
     blocks = parse_blocks(html)
     texts = [b.text for b in blocks]
     features = _features(blocks, tiny_model)
-    main_in = np.array([text != "Home" for text in texts])
+    main_in = np.array([text not in ("Home", ARTICLE) for text in texts])
+    article = [text == ARTICLE for text in texts]
+    kept, why = guard_content(article, blocks, features, main_in)
+    assert why == GuardReason.CONTENT_LOSS
+    # the posts, not the main element's footer nor the menu
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [ARTICLE, *posts]
+    # half the posts kept (`guard.MAIN_MIN_KEPT_SHARE`): left alone
+    half = [text in (ARTICLE, *posts[:6]) for text in texts]
+    assert guard_content(half, blocks, features, main_in) == (half, None)
+    # a third kept: kept again
+    third = [text in (ARTICLE, *posts[:4]) for text in texts]
+    assert guard_content(third, blocks, features, main_in)[1] == GuardReason.CONTENT_LOSS
+    # without the main element (a labeller that does not read it), or too few words of prose
+    assert guard_content(article, blocks, features) == (article, None)
+    few = main_in & np.array([text not in posts[3:] for text in texts])
+    assert guard_content(article, blocks, features, few) == (article, None)
+    # nothing kept at all (under `guard.MAIN_ALL_BELOW_WORDS`): every block of the main element
+    kept, _ = guard_content([False] * len(blocks), blocks, features, main_in)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [*posts, texts[-1]]
+
+
+THREAD_POSTS = [f"post {i} says the fix worked on my laptop after the second restart" for i in
+                range(12)]  # fmt: skip
+
+
+def _comment_marked_thread(tiny_model, before: str = ""):
+    html = (
+        f"<body><nav><a href='/'>Home</a></nav>{before}<main>"
+        + "".join(f"<div class='comment'>{p}</div>" for p in THREAD_POSTS)
+        + "</main></body>"
+    )
+    blocks = parse_blocks(html)
+    texts = [b.text for b in blocks]
+    return (
+        blocks,
+        texts,
+        _features(blocks, tiny_model),
+        np.array([t in THREAD_POSTS for t in texts]),
+    )
+
+
+def test_the_guard_gives_a_thread_kept_down_to_nothing_its_comment_marked_posts(tiny_model):
+    blocks, texts, features, main_in = _comment_marked_thread(tiny_model)
     dropped = [False] * len(blocks)
     kept, why = guard_content(dropped, blocks, features, main_in)
     assert why == GuardReason.CONTENT_LOSS
-    # the posts, not the main element's footer nor the menu
-    assert [t for t, k in zip(texts, kept, strict=True) if k] == posts
-    # half the posts kept (`guard.MAIN_MIN_KEPT_SHARE`): left alone
-    half = [text in posts[:6] for text in texts]
-    assert guard_content(half, blocks, features, main_in) == (half, None)
-    # a third kept: kept again
-    third = [text in posts[:4] for text in texts]
-    assert guard_content(third, blocks, features, main_in)[1] == GuardReason.CONTENT_LOSS
-    # without the main element (a labeller that does not read it), or too few words of prose
-    assert guard_content(dropped, blocks, features) == (dropped, None)
-    few = main_in & np.array([text not in posts[3:] for text in texts])
-    assert guard_content(dropped, blocks, features, few) == (dropped, None)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == THREAD_POSTS
+
+
+def test_the_guard_leaves_an_article_kept_beside_its_dropped_comments(tiny_model):
+    # the article (65 words of prose, `guard.MAIN_ALL_BELOW_WORDS` or more) is kept, the
+    # comments are the main element and comment-marked: the trigger fires, keeps nothing more
+    # and says nothing
+    blocks, texts, features, main_in = _comment_marked_thread(
+        tiny_model, f"<article><p>{ARTICLE}</p></article>"
+    )
+    article_only = [text == ARTICLE for text in texts]
+    assert guard_content(article_only, blocks, features, main_in) == (article_only, None)
 
 
 def test_the_labeller_that_reads_the_page_structure_says_where_its_main_element_is(tiny_model):
