@@ -36,7 +36,12 @@ import numpy as np
 from ._native import native_module
 from .document import Block
 from .labeller import FEATURE_NAMES
-from .page_structure import is_prose
+from .page_structure import (
+    MAX_PROSE_LINK_DENSITY,
+    MIN_PROSE_CHARS_CJK,
+    MIN_PROSE_WORDS,
+    is_prose,
+)
 from .parse import CLASS_GROUP_NAMES
 
 # What a run of prose is: fixed beforehand, as the page structure's prose (`page_structure`).
@@ -182,6 +187,33 @@ def guard_content(
     return guarded, GuardReason.CONTENT_LOSS
 
 
+def main_prose(
+    content: Sequence[bool], features: np.ndarray, words: np.ndarray, main_in: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which blocks are prose (`page_structure.is_prose`), and of them which the decision
+    keeps."""
+    prose = is_prose(
+        words, np.expm1(features[:, _CHARS]), features[:, _LINKS], features[:, _NON_ASCII]
+    )
+    return prose, prose & np.asarray(content, dtype=bool)
+
+
+def _main_words(
+    content: Sequence[bool], features: np.ndarray, words: np.ndarray, main_in: np.ndarray
+) -> tuple[float, float, float]:
+    """The words of the main element's prose, of those the decision keeps, and of the prose
+    it keeps on the whole page (`main_prose`; ``_native/page_structure.pyx`` in one call)."""
+    fast = native_module("page_structure")
+    if fast is not None:
+        return fast.main_words(
+            words, features, _CHARS, _LINKS, _NON_ASCII, main_in.view(np.uint8),
+            content if isinstance(content, list) else list(content), MIN_PROSE_WORDS,
+            MIN_PROSE_CHARS_CJK, MAX_PROSE_LINK_DENSITY,
+        )  # fmt: skip
+    prose, kept = main_prose(content, features, words, main_in)
+    return tuple(float(words[m].sum()) for m in (main_in & prose, main_in & kept, kept))
+
+
 def _main_element(
     content: Sequence[bool],
     blocks: Sequence[Block],
@@ -191,26 +223,19 @@ def _main_element(
 ) -> tuple[list[bool], str | None]:
     """The second trigger (`MAIN_MIN_WORDS`): the decision with the main element's prose kept
     again when the decision drops most of it."""
-    if MAIN_MIN_WORDS is None or main_in is None or not main_in.any():
+    if MAIN_MIN_WORDS is None or main_in is None:
         return list(content), None
-    page_prose = is_prose(
-        words, np.expm1(features[:, _CHARS]), features[:, _LINKS], features[:, _NON_ASCII]
-    )
-    prose = main_in & page_prose
-    total = float(words[prose].sum())
+    total, kept_main, kept_page = _main_words(content, features, words, main_in)
     if total < MAIN_MIN_WORDS:
         return list(content), None
-    kept = np.asarray(content, dtype=bool)
-    counted = prose if MAIN_KEPT_FROM == "main" else page_prose
-    if float(words[counted & kept].sum()) >= MAIN_MIN_KEPT_SHARE * total:
+    if (kept_main if MAIN_KEPT_FROM == "main" else kept_page) >= MAIN_MIN_KEPT_SHARE * total:
         return list(content), None
     keep = MAIN_KEEP
-    if MAIN_ALL_BELOW_WORDS is not None and (
-        float(words[page_prose & kept].sum()) < MAIN_ALL_BELOW_WORDS
-    ):
+    if MAIN_ALL_BELOW_WORDS is not None and kept_page < MAIN_ALL_BELOW_WORDS:
         keep = "all"
+    kept = np.asarray(content, dtype=bool)
     if keep == "prose":
-        kept |= prose
+        kept |= main_in & main_prose(content, features, words, main_in)[0]
     else:
         kept |= main_in
         if keep == "inside":

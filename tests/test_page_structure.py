@@ -361,6 +361,37 @@ def test_native_prose_run_equals_the_reference():
             assert found == guard._prose_run(blocks, rows, words), n
 
 
+def test_native_main_words_equal_the_reference():
+    """The second trigger's words counted in one native call are the numpy reference's:
+    random rows (words and characters at the prose limits, CJK shares either side of half,
+    link densities at the limit), random main elements and decisions, 0 to 300 blocks."""
+    from stream_cleaner import guard
+
+    fast = native_module("page_structure")
+    if fast is None:
+        pytest.skip("native modules not built")
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 2, 5, 40, 300):
+        for _ in range(40):
+            rows = np.zeros((n, len(FEATURE_NAMES)))
+            words = rng.choice([1.0, 9.0, 10.0, 25.0, 300.0], size=n)
+            rows[:, guard._WORDS] = np.log1p(words)
+            rows[:, guard._CHARS] = np.log1p(rng.choice([20.0, 39.0, 40.0, 400.0], size=n))
+            rows[:, guard._LINKS] = rng.choice([0.0, 0.2, 0.34, 0.9], size=n)
+            rows[:, guard._NON_ASCII] = rng.choice([0.0, 0.49, 0.5, 1.0], size=n)
+            words = np.exp(rows[:, guard._WORDS]) - 1.0
+            main_in = rng.random(n) < 0.6
+            content = (rng.random(n) < 0.4).tolist()
+            found = fast.main_words(
+                words, rows, guard._CHARS, guard._LINKS, guard._NON_ASCII, main_in.view(np.uint8),
+                content, guard.MIN_PROSE_WORDS, guard.MIN_PROSE_CHARS_CJK,
+                guard.MAX_PROSE_LINK_DENSITY,
+            )  # fmt: skip
+            prose, kept = guard.main_prose(content, rows, words, main_in)
+            reference = [words[m].sum() for m in (main_in & prose, main_in & kept, kept)]
+            assert found == pytest.approx(reference, rel=1e-12, abs=1e-9), n
+
+
 def test_a_stacked_labeller_with_structure_features_trains_and_cleans(tmp_path, tiny_model):
     pytest.importorskip("lightgbm")
     from stream_cleaner.training import train_labeller

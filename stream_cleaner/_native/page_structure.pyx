@@ -10,10 +10,11 @@ Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `structure_features` (and `structure_features_of_rows`), `score_context`, `common_depths`:
 the functions of the same names in `page_structure`; `page_scores`: its ``_page_scores``; `page_type_features`:
 `page_types._page_type_features`; `prose_run`: `guard.prose_run` with the prose blocks
-`guard.guard_content` picks (``guard._prose_run``).
+`guard.guard_content` picks (``guard._prose_run``); `main_words`: ``guard._main_words``'s
+numpy path (`guard.main_prose`).
 """
 
-from libc.math cimport floor, log1p
+from libc.math cimport expm1, floor, log1p
 from libc.stdlib cimport qsort
 
 import numpy as np
@@ -443,3 +444,32 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
             best[:count] = run[:count]
             best_count, best_words = count, run_words
     return [best[k] for k in range(best_count)], best_words
+
+
+def main_words(const double[::1] words, const double[:, :] rows, Py_ssize_t chars_column,
+               Py_ssize_t links_column, Py_ssize_t non_ascii_column,
+               const unsigned char[::1] main_in, list content, double min_words,
+               double min_chars_cjk, double max_link_density):
+    """``guard._main_words``: the words of the main element's prose, of those the decision
+    keeps, and of the prose it keeps on the whole page (prose: `page_structure.is_prose`)."""
+    cdef Py_ssize_t n = len(content), i
+    cdef double total = 0.0, kept_main = 0.0, kept_page = 0.0, chars
+    cdef bint prose
+    if len(words) != n or rows.shape[0] != n or main_in.shape[0] != n:
+        raise ValueError("one row, word count and main-element flag for each block")
+    for i in range(n):
+        if not rows[i, links_column] < max_link_density:
+            continue
+        prose = words[i] >= min_words
+        if not prose and rows[i, non_ascii_column] >= 0.5:
+            chars = expm1(rows[i, chars_column])
+            prose = chars >= min_chars_cjk
+        if not prose:
+            continue
+        if main_in[i]:
+            total += words[i]
+        if content[i]:
+            kept_page += words[i]
+            if main_in[i]:
+                kept_main += words[i]
+    return total, kept_main, kept_page
