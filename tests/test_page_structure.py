@@ -207,21 +207,34 @@ def test_the_guard_keeps_the_main_element_too_where_the_labeller_knows_it(tiny_m
     assert [t for t, k in zip(texts, kept, strict=True) if k] == [LONG, LONG]
 
 
-def test_the_guard_keeps_a_dropped_main_element_whose_text_is_no_run_of_prose(tiny_model):
-    # twelve posts of a thread, each twelve words with no full stop: prose to the main
-    # element (`page_structure.is_prose`), no run of prose to the first trigger; the decision
-    # keeps an article above them (more than `guard.MAIN_ALL_BELOW_WORDS` words)
-    posts = [f"post {i} says the fix worked on my laptop after the second restart" for i in
-             range(12)]  # fmt: skip
+# twelve posts of a thread, each twelve words with no full stop: prose to the main element
+# (`page_structure.is_prose`), no run of prose to the first trigger
+THREAD_POSTS = [f"post {i} says the fix worked on my laptop after the second restart" for i in
+                range(12)]  # fmt: skip
+MAIN_FOOTER = "Printed in the footer of the main element."
+
+
+def _thread(tiny_model, *, before: str = "", marked: str = "post", after: str = ""):
+    """A page of a menu, ``before``, and a main element of the posts (class ``marked``) and
+    ``after``: its blocks, texts, feature rows and main element."""
     html = (
-        f"<body><nav><a href='/'>Home</a></nav><article><p>{ARTICLE}</p></article><main>"
-        + "".join(f"<div class='post'>{p}</div>" for p in posts)
-        + "<footer><p>Printed in the footer of the main element.</p></footer></main></body>"
+        f"<body><nav><a href='/'>Home</a></nav>{before}<main>"
+        + "".join(f"<div class='{marked}'>{p}</div>" for p in THREAD_POSTS)
+        + f"{after}</main></body>"
     )
     blocks = parse_blocks(html)
     texts = [b.text for b in blocks]
-    features = _features(blocks, tiny_model)
     main_in = np.array([text not in ("Home", ARTICLE) for text in texts])
+    return blocks, texts, _features(blocks, tiny_model), main_in
+
+
+def test_the_guard_keeps_a_dropped_main_element_whose_text_is_no_run_of_prose(tiny_model):
+    # the decision keeps an article above the posts (more than `guard.MAIN_ALL_BELOW_WORDS`)
+    blocks, texts, features, main_in = _thread(
+        tiny_model, before=f"<article><p>{ARTICLE}</p></article>",
+        after=f"<footer><p>{MAIN_FOOTER}</p></footer>",
+    )  # fmt: skip
+    posts = THREAD_POSTS
     article = [text == ARTICLE for text in texts]
     kept, why = guard_content(article, blocks, features, main_in)
     assert why == GuardReason.CONTENT_LOSS
@@ -239,31 +252,11 @@ def test_the_guard_keeps_a_dropped_main_element_whose_text_is_no_run_of_prose(ti
     assert guard_content(article, blocks, features, few) == (article, None)
     # nothing kept at all (under `guard.MAIN_ALL_BELOW_WORDS`): every block of the main element
     kept, _ = guard_content([False] * len(blocks), blocks, features, main_in)
-    assert [t for t, k in zip(texts, kept, strict=True) if k] == [*posts, texts[-1]]
-
-
-THREAD_POSTS = [f"post {i} says the fix worked on my laptop after the second restart" for i in
-                range(12)]  # fmt: skip
-
-
-def _comment_marked_thread(tiny_model, before: str = ""):
-    html = (
-        f"<body><nav><a href='/'>Home</a></nav>{before}<main>"
-        + "".join(f"<div class='comment'>{p}</div>" for p in THREAD_POSTS)
-        + "</main></body>"
-    )
-    blocks = parse_blocks(html)
-    texts = [b.text for b in blocks]
-    return (
-        blocks,
-        texts,
-        _features(blocks, tiny_model),
-        np.array([t in THREAD_POSTS for t in texts]),
-    )
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [*posts, MAIN_FOOTER]
 
 
 def test_the_guard_gives_a_thread_kept_down_to_nothing_its_comment_marked_posts(tiny_model):
-    blocks, texts, features, main_in = _comment_marked_thread(tiny_model)
+    blocks, texts, features, main_in = _thread(tiny_model, marked="comment")
     dropped = [False] * len(blocks)
     kept, why = guard_content(dropped, blocks, features, main_in)
     assert why == GuardReason.CONTENT_LOSS
@@ -274,8 +267,8 @@ def test_the_guard_leaves_an_article_kept_beside_its_dropped_comments(tiny_model
     # the article (65 words of prose, `guard.MAIN_ALL_BELOW_WORDS` or more) is kept, the
     # comments are the main element and comment-marked: the trigger fires, keeps nothing more
     # and says nothing
-    blocks, texts, features, main_in = _comment_marked_thread(
-        tiny_model, f"<article><p>{ARTICLE}</p></article>"
+    blocks, texts, features, main_in = _thread(
+        tiny_model, before=f"<article><p>{ARTICLE}</p></article>", marked="comment"
     )
     article_only = [text == ARTICLE for text in texts]
     assert guard_content(article_only, blocks, features, main_in) == (article_only, None)
