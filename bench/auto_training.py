@@ -513,13 +513,16 @@ def main_trigger(peer_outputs: Path, candidate: str = "stacked", rule: str = "8"
     header = "| second trigger | " + " | ".join(SETS) + " | held-out mean | pages changed, "
     header += "lost (per set) | site-fold mean, lost |"
     print(header + "\n|---|" + "---:|" * (len(SETS) + 3), flush=True)
+    before = {
+        by_set: guarded(pages, keeps, words, share, main=RULE_BASE[rule])
+        for by_set, keeps in decisions.items()
+    }
     results = []
     for main in [RULE_BASE[rule], *MAIN_TRIGGER_GRID[rule]]:
         figures = {}
         for by_set, keeps in decisions.items():
-            base = guarded(pages, keeps, words, share, main=RULE_BASE[rule])
             chosen = guarded(pages, keeps, words, share, main=main)
-            fired = sum(1 for a, b in zip(chosen, base, strict=True) if (a != b).any())
+            fired = sum(1 for a, b in zip(chosen, before[by_set], strict=True) if (a != b).any())
             per = per_set(pages, chosen)
             figures[by_set] = (per, float(np.mean(list(per.values()))), fired,
                                lost_pages(pages, chosen, peer_outputs))  # fmt: skip

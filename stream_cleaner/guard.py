@@ -179,16 +179,24 @@ def guard_content(
     for i in run:
         guarded[i] = True
     if main_in is not None:
-        main = np.flatnonzero(main_in)
-        left_out = outside(blocks, features, main)
-        for i in main.tolist():
-            if i not in left_out:
-                guarded[i] = True
+        _keep_main_inside(guarded, blocks, features, main_in)
     return guarded, GuardReason.CONTENT_LOSS
 
 
+def _keep_main_inside(
+    guarded: list[bool], blocks: Sequence[Block], features: np.ndarray, main_in: np.ndarray
+) -> None:
+    """Keep, in ``guarded``, every block of the main element outside the parts no run of
+    prose is taken from (`outside`)."""
+    main = np.flatnonzero(main_in)
+    left_out = outside(blocks, features, main)
+    for i in main.tolist():
+        if i not in left_out:
+            guarded[i] = True
+
+
 def main_prose(
-    content: Sequence[bool], features: np.ndarray, words: np.ndarray, main_in: np.ndarray
+    content: Sequence[bool], features: np.ndarray, words: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Which blocks are prose (`page_structure.is_prose`), and of them which the decision
     keeps."""
@@ -210,7 +218,7 @@ def _main_words(
             content if isinstance(content, list) else list(content), MIN_PROSE_WORDS,
             MIN_PROSE_CHARS_CJK, MAX_PROSE_LINK_DENSITY,
         )  # fmt: skip
-    prose, kept = main_prose(content, features, words, main_in)
+    prose, kept = main_prose(content, features, words)
     return tuple(float(words[m].sum()) for m in (main_in & prose, main_in & kept, kept))
 
 
@@ -233,16 +241,13 @@ def _main_element(
     keep = MAIN_KEEP
     if MAIN_ALL_BELOW_WORDS is not None and kept_page < MAIN_ALL_BELOW_WORDS:
         keep = "all"
-    kept = np.asarray(content, dtype=bool)
-    if keep == "prose":
-        kept |= main_in & main_prose(content, features, words, main_in)[0]
+    guarded = list(content)
+    if keep == "inside":
+        _keep_main_inside(guarded, blocks, features, main_in)
     else:
-        kept |= main_in
-        if keep == "inside":
-            main = np.flatnonzero(main_in)
-            for i in outside(blocks, features, main):
-                kept[i] = bool(content[i])
-    guarded = kept.tolist()
+        also = main_in & main_prose(content, features, words)[0] if keep == "prose" else main_in
+        for i in np.flatnonzero(also).tolist():
+            guarded[i] = True
     if guarded == list(content):  # the main element's prose is all in parts left out
         return guarded, None
     return guarded, GuardReason.CONTENT_LOSS

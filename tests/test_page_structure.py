@@ -380,7 +380,7 @@ def test_native_main_words_equal_the_reference():
                 content, guard.MIN_PROSE_WORDS, guard.MIN_PROSE_CHARS_CJK,
                 guard.MAX_PROSE_LINK_DENSITY,
             )  # fmt: skip
-            prose, kept = guard.main_prose(content, rows, words, main_in)
+            prose, kept = guard.main_prose(content, rows, words)
             reference = [words[m].sum() for m in (main_in & prose, main_in & kept, kept)]
             assert found == pytest.approx(reference, rel=1e-12, abs=1e-9), n
 
