@@ -149,9 +149,8 @@ class CleanedDocument:
         title: the text of the page's ``<title>`` (`parse.page_title`); ``""`` when it has
             none, and for plain text.
         guard: why the content-loss guard changed the labeller's decision
-            (`guard.GuardReason`: ``content_loss``, the page's longest run of prose, or in
-            ``auto`` most of its main element's prose, was dropped and is kept), or ``None``
-            when it did not.
+            (`guard.GuardReason`: ``content_loss``, the page's longest run of prose was
+            dropped and is kept), or ``None`` when it did not.
         page_type: what kind of page it is, one of `page_types.PAGE_TYPES` (``article``,
             ``forum``, ``documentation``, ``product``, ``collection``, ``listing``,
             ``service``); ``""`` when not determined: in perplexity mode, for plain text,

@@ -18,12 +18,14 @@ page's main element (`page_structure`, when the labeller reads it: ``auto``) out
 parts; the cleaned document says so (``CleanedDocument.guard``, `GuardReason.CONTENT_LOSS`).
 
 A page whose main content is no such run (a thread's short posts, a product's specifications)
-has a second trigger where the labeller knows the page's main element: when the decision keeps
-less than `MAIN_MIN_KEPT_SHARE` of the main element's prose (`page_structure.is_prose`, at
-least `MAIN_MIN_WORDS` words), every block of the main element outside those parts is kept,
-with the same reason; every block of it, readers' comments too, when the decision keeps less
-than `MAIN_ALL_BELOW_WORDS` words of prose on the whole page (a thread whose posts the markup
-calls comments, kept down to its title).
+can have a second trigger where the labeller knows the page's main element, off as shipped
+(`MAIN_MIN_WORDS` ``None``): when the decision keeps less than `MAIN_MIN_KEPT_SHARE` of the
+main element's prose (`page_structure.is_prose`), every block of the main element outside
+those parts is kept, with the same reason; every block of it, readers' comments too, when the
+decision keeps less than `MAIN_ALL_BELOW_WORDS` words of prose on the whole page (a thread
+whose posts the markup calls comments, kept down to its title). It saves threads and products
+but takes back the readers' comments of pages whose gold leaves them out (docs/labeller.md,
+rules 6 to 10).
 """
 
 from __future__ import annotations
@@ -64,10 +66,12 @@ OUTSIDE_COLUMNS = ("path_nav", "path_aside", "path_footer", "legal")
 # element (`MAIN_KEPT_FROM` ``main``) or anywhere on the page (``page``), `MAIN_KEEP` is kept:
 # the main element's prose blocks (``prose``), every block of it (``all``) or every block of
 # it outside the parts no run of prose is taken from (``inside``). ``None``: no such trigger.
-# Chosen by `bench/auto_training.py main-trigger` (rules 6 and 8) on the auto labeller's
-# decisions with each training set held out: the fewest pages of lost main content (19
-# against 25 without this trigger) at a cost to the mean F1 the rules allow (docs/labeller.md).
-MAIN_MIN_WORDS: int | None = 100
+# Off (``None``), by `bench/auto_training.py main-trigger` rule 9: every variant (100 words,
+# rules 6 and 8; capped by `MAIN_MAX_KEPT_WORDS`) lost fewer pages with a training set held
+# out (19 or 20 against 25) but cost the Dragnet train pages in the site folds 0.010 to 0.014
+# of F1, more than the 0.002 a set may lose (docs/labeller.md); fired on pages of some types
+# only (rule 10), still 0.004 or more. Rules 6 and 8 chose 100.
+MAIN_MIN_WORDS: int | None = None
 MAIN_MIN_KEPT_SHARE = 0.5
 MAIN_KEPT_FROM = "main"
 MAIN_KEEP = "inside"
@@ -75,6 +79,12 @@ MAIN_KEEP = "inside"
 # trigger keeps every block of the main element (``all``), comment-marked ones too: a thread
 # kept down to a title and a date gets its posts back. ``None``: always `MAIN_KEEP`.
 MAIN_ALL_BELOW_WORDS: int | None = 50
+# The second trigger fires only when the decision keeps fewer than this many words of prose, in
+# the main element (`MAIN_MAX_KEPT_FROM` ``main``) or on the whole page (``page``): an article
+# kept beside a thread of readers' comments, the main element, is left as it is. ``None``: no
+# such cap.
+MAIN_MAX_KEPT_WORDS: int | None = None
+MAIN_MAX_KEPT_FROM = "page"
 _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII = (
     FEATURE_NAMES.index(n)
     for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii")
@@ -84,7 +94,7 @@ _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII = (
 class GuardReason:
     """Why the guard changed a page's decision (``CleanedDocument.guard``)."""
 
-    # the page's longest run of prose, or most of its main element's prose, was dropped: kept
+    # the page's longest run of prose was dropped: kept
     CONTENT_LOSS = "content_loss"
 
     ALL = (CONTENT_LOSS,)
@@ -234,9 +244,14 @@ def _main_element(
     if MAIN_MIN_WORDS is None or main_in is None:
         return list(content), None
     total, kept_main, kept_page = _main_words(content, features, words, main_in)
-    if total < MAIN_MIN_WORDS:
-        return list(content), None
-    if (kept_main if MAIN_KEPT_FROM == "main" else kept_page) >= MAIN_MIN_KEPT_SHARE * total:
+    if (
+        total < MAIN_MIN_WORDS
+        or (kept_main if MAIN_KEPT_FROM == "main" else kept_page) >= MAIN_MIN_KEPT_SHARE * total
+        or (
+            MAIN_MAX_KEPT_WORDS is not None
+            and (kept_main if MAIN_MAX_KEPT_FROM == "main" else kept_page) >= MAIN_MAX_KEPT_WORDS
+        )
+    ):
         return list(content), None
     keep = MAIN_KEEP
     if MAIN_ALL_BELOW_WORDS is not None and kept_page < MAIN_ALL_BELOW_WORDS:

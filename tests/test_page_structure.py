@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from stream_cleaner import CleanerSettings, clean_document
+from stream_cleaner import CleanerSettings, clean_document, guard
 from stream_cleaner._native import native_module
 from stream_cleaner.guard import GuardReason, guard_content
 from stream_cleaner.labeller import (
@@ -228,6 +228,22 @@ def _thread(tiny_model, *, before: str = "", marked: str = "post", after: str = 
     return blocks, texts, _features(blocks, tiny_model), main_in
 
 
+@pytest.fixture
+def second_trigger(monkeypatch):
+    """The guard's second trigger turned on as rules 6 and 8 chose it (off as shipped)."""
+    monkeypatch.setattr(guard, "MAIN_MIN_WORDS", 100)
+
+
+def test_the_second_trigger_is_off_as_shipped(tiny_model):
+    # rule 9 (docs/labeller.md): a thread dropped whole stays dropped; the page's longest run
+    # of prose is the first trigger's, which these posts (no full stop) are not
+    blocks, _, features, main_in = _thread(tiny_model)
+    dropped = [False] * len(blocks)
+    assert guard.MAIN_MIN_WORDS is None
+    assert guard_content(dropped, blocks, features, main_in) == (dropped, None)
+
+
+@pytest.mark.usefixtures("second_trigger")
 def test_the_guard_keeps_a_dropped_main_element_whose_text_is_no_run_of_prose(tiny_model):
     # the decision keeps an article above the posts (more than `guard.MAIN_ALL_BELOW_WORDS`)
     blocks, texts, features, main_in = _thread(
@@ -255,6 +271,7 @@ def test_the_guard_keeps_a_dropped_main_element_whose_text_is_no_run_of_prose(ti
     assert [t for t, k in zip(texts, kept, strict=True) if k] == [*posts, MAIN_FOOTER]
 
 
+@pytest.mark.usefixtures("second_trigger")
 def test_the_guard_gives_a_thread_kept_down_to_nothing_its_comment_marked_posts(tiny_model):
     blocks, texts, features, main_in = _thread(tiny_model, marked="comment")
     dropped = [False] * len(blocks)
@@ -263,6 +280,7 @@ def test_the_guard_gives_a_thread_kept_down_to_nothing_its_comment_marked_posts(
     assert [t for t, k in zip(texts, kept, strict=True) if k] == THREAD_POSTS
 
 
+@pytest.mark.usefixtures("second_trigger")
 def test_the_guard_leaves_an_article_kept_beside_its_dropped_comments(tiny_model):
     # the article (65 words of prose, `guard.MAIN_ALL_BELOW_WORDS` or more) is kept, the
     # comments are the main element and comment-marked: the trigger fires, keeps nothing more
@@ -272,6 +290,22 @@ def test_the_guard_leaves_an_article_kept_beside_its_dropped_comments(tiny_model
     )
     article_only = [text == ARTICLE for text in texts]
     assert guard_content(article_only, blocks, features, main_in) == (article_only, None)
+
+
+@pytest.mark.usefixtures("second_trigger")
+def test_the_second_trigger_capped_leaves_a_page_that_keeps_enough_prose(tiny_model, monkeypatch):
+    # the article (65 words) kept above unmarked posts: fires, unless the decision's kept prose
+    # reaches `guard.MAIN_MAX_KEPT_WORDS` (rule 9's cap), counted on the page or in the main
+    # element (where the article is not)
+    blocks, texts, features, main_in = _thread(
+        tiny_model, before=f"<article><p>{ARTICLE}</p></article>"
+    )
+    article = [text == ARTICLE for text in texts]
+    assert guard_content(article, blocks, features, main_in)[1] == GuardReason.CONTENT_LOSS
+    monkeypatch.setattr(guard, "MAIN_MAX_KEPT_WORDS", 60)
+    assert guard_content(article, blocks, features, main_in) == (article, None)
+    monkeypatch.setattr(guard, "MAIN_MAX_KEPT_FROM", "main")
+    assert guard_content(article, blocks, features, main_in)[1] == GuardReason.CONTENT_LOSS
 
 
 def test_the_labeller_that_reads_the_page_structure_says_where_its_main_element_is(tiny_model):

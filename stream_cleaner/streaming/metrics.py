@@ -215,8 +215,8 @@ class WorkerMetrics:
         self.documents_guarded = Counter(
             PREFIX + "documents_guarded",
             "Cleaned documents whose labeller decision the content-loss guard changed, by why "
-            "(content_loss: the page's longest run of running text, or in auto most of its main "
-            "element's prose, had been dropped and is kept).",
+            "(content_loss: the page's longest run of running text had been dropped and is "
+            "kept).",
             ["guard"],
             registry=r,
         )

@@ -154,7 +154,7 @@
       facts.push("Page type: " + result.page_type + " (confidence " + Math.round(result.page_type_confidence * 100) + "%).");
     }
     if (result.guard === "content_loss") {
-      facts.push("Content guard: the labeller dropped the page's longest run of prose or most of its main element; the guard kept it.");
+      facts.push("Content guard: the labeller dropped the page's longest run of prose; the guard kept it.");
     } else if (result.guard) {
       facts.push("Content guard: " + result.guard + ".");
     }
