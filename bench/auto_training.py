@@ -134,6 +134,7 @@ test, the multilingual sets) was read:
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py without-model  # rule 4 (~20 min)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py across-sets    # rule 5
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py main-trigger   # rules 6 to 10
+    PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py comments       # rule 11
 
 Pages are cached in ``.cache/auto-training/pages.pkl`` and each candidate's out-of-fold scores
 in ``scores-NAME.pkl`` beside it (delete them after changing the parser or the features).
@@ -648,6 +649,55 @@ def main_trigger(peer_outputs: Path, candidate: str = "stacked", rule: str = "8"
           f"{base_site:.4f})")  # fmt: skip
 
 
+COMMENT_GRID = (50, 100, 200, 400)  # rule 11: `guard.COMMENTS_BESIDE_PROSE_WORDS`
+
+
+def drop_comments(pages: list, keeps: list, min_words: int | None) -> list:
+    """Rule 11: each decision through `guard.drop_comments` at ``min_words`` (``None``: as it
+    is)."""
+    if min_words is None:
+        return keeps
+    saved = guard_module.COMMENTS_BESIDE_PROSE_WORDS
+    guard_module.COMMENTS_BESIDE_PROSE_WORDS = min_words
+    try:
+        return [
+            np.asarray(guard_module.drop_comments(list(keep), page.blocks, page.features))
+            for page, keep in zip(pages, keeps, strict=True)
+        ]
+    finally:
+        guard_module.COMMENTS_BESIDE_PROSE_WORDS = saved
+
+
+def comments(peer_outputs: Path, candidate: str = "stacked") -> None:
+    """Rule 11: readers' comments dropped beside kept prose (`drop_comments`), before the
+    shipped guard, on the candidate's decisions with each set held out and in the site folds."""
+    pages = load_pages()
+    threshold, _ = choose_threshold(pages, cached_out_of_fold(pages, candidate), per_source=True)
+    words, share = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
+    decisions = {
+        by_set: [s > threshold for s in cached_out_of_fold(pages, candidate, by_set=by_set)]
+        for by_set in (True, False)
+    }
+    header = "| words kept outside comments | " + " | ".join(SETS) + " | held-out mean | "
+    header += "lost (per set) | site-fold mean, lost |"
+    print(header + "\n|---|" + "---:|" * (len(SETS) + 3), flush=True)
+    results = []
+    for min_words in (None, *COMMENT_GRID):
+        figures = {}
+        for by_set, keeps in decisions.items():
+            chosen = guarded(pages, drop_comments(pages, keeps, min_words), words, share)
+            per = per_set(pages, chosen)
+            figures[by_set] = (per, float(np.mean(list(per.values()))),
+                               lost_pages(pages, chosen, peer_outputs))  # fmt: skip
+        per, mean, lost = figures[True]
+        site_per, site_mean, site_lost = figures[False]
+        lost_per = " / ".join(str(lost[s]) for s in SETS)
+        extra = f"{sum(lost.values())} ({lost_per}) | {site_mean:.4f}, {sum(site_lost.values())}"
+        print(row("none" if min_words is None else str(min_words), per, extra), flush=True)
+        results.append(((min_words,), sum(lost.values()), mean, site_mean, per, site_per))
+    choose_bounded(results)
+
+
 def choose_bounded(results: list) -> None:
     """Rule 9: among the base and the variants whose F1 on each set, held out and in the site
     folds, is at most 0.002 below the base's, the fewest pages lost with a set held out, ties
@@ -792,7 +842,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "command",
-        choices=("select", "guard", "folds", "without-model", "across-sets", "main-trigger"),
+        choices=(
+            "select",
+            "guard",
+            "folds",
+            "without-model",
+            "across-sets",
+            "main-trigger",
+            "comments",
+        ),
     )
     parser.add_argument("--candidate", default="stacked", choices=(*CANDIDATES, *EXPLORED))
     parser.add_argument(
@@ -829,6 +887,8 @@ def main() -> None:
         across_sets(args.peer_outputs, (args.candidate,) if args.only else ())
     elif args.command == "main-trigger":
         main_trigger(args.peer_outputs, args.candidate, args.rule)
+    elif args.command == "comments":
+        comments(args.peer_outputs, args.candidate)
     else:
         folds(Path(args.out), args.candidate)
 

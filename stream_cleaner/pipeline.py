@@ -42,7 +42,7 @@ from .decode import (
 )
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .filters import REGISTRY
-from .guard import guard_content
+from .guard import drop_comments, guard_content
 from .labeller import (
     block_kinds,
     label_blocks,
@@ -467,6 +467,8 @@ class _Run:
             deadline=self.deadline,
         )  # fmt: skip
         max_ppl = sentence_limit(settings, labeller.max_sentence_perplexity)
+        if settings.mode == "auto":
+            content = drop_comments(content, blocks, rows)
         if self._multilingual_applies():
             content = self._multilingual_content(blocks, content)
         if settings.content_guard:

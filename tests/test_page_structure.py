@@ -489,3 +489,57 @@ def test_native_page_scores_equal_the_reference():
             assert found == _page_scores(scores, chars, inside), (n, scores, chars, inside)
     zero = np.zeros(3)
     assert fast.page_scores(zero, zero, np.ones(3, np.uint8)) == _page_scores(zero, zero, zero > -1)
+
+
+# a reader's comment: prose, under class words of the ``comment`` group
+COMMENT = (
+    "I walked the whole footpath last spring with my daughter and we counted eleven old mill "
+    "races along the way. The trout were rising in the evening near the second bridge."
+)
+
+
+def _commented(paragraphs: int) -> str:
+    """An article of ``paragraphs`` runs of prose (about 200 words each) over three comments."""
+    return (
+        "<html><head><title>The river</title></head><body><nav><a href='/'>Home</a></nav>"
+        "<main><article><h1>The river</h1>" + f"<p>{LONG}</p>" * paragraphs + "</article>"
+        "<section class='comments'><h2>3 comments</h2>"
+        + f"<div class='comment'><p>{COMMENT}</p></div>" * 3
+        + "</section></main></body></html>"
+    )
+
+
+def test_readers_comments_kept_beside_an_article_are_dropped(tiny_model):
+    blocks = parse_blocks(_commented(3))
+    texts = [b.text for b in blocks]
+    features = _features(blocks, tiny_model)
+    everything = [True] * len(blocks)
+    kept = guard.drop_comments(everything, blocks, features)
+    # every block of the comments' part goes, their heading too
+    thread = (COMMENT, "3 comments")
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [
+        t for t in texts if t not in thread
+    ]
+    # the comments not kept: nothing to do
+    no_comments = [t not in thread for t in texts]
+    assert guard.drop_comments(no_comments, blocks, features) == no_comments
+
+
+def test_comments_stay_beside_less_prose_than_the_limit(tiny_model):
+    # one run of prose (about 200 words, under `guard.COMMENTS_BESIDE_PROSE_WORDS`) beside
+    # them, or only the comments kept (a thread whose posts are marked as comments)
+    blocks = parse_blocks(_commented(1))
+    texts = [b.text for b in blocks]
+    features = _features(blocks, tiny_model)
+    everything = [True] * len(blocks)
+    assert guard.drop_comments(everything, blocks, features) == everything
+    posts = [t == COMMENT for t in texts]
+    assert guard.drop_comments(posts, blocks, features) == posts
+
+
+def test_auto_mode_drops_the_comments_its_labeller_keeps_beside_an_article(monkeypatch):
+    page = _commented(3)
+    assert COMMENT not in clean_document(page, settings=CleanerSettings(mode="auto")).text
+    # the labeller keeps them: the rule (rule 11, docs/labeller.md) is what drops them
+    monkeypatch.setattr(guard, "COMMENTS_BESIDE_PROSE_WORDS", 10**9)
+    assert COMMENT in clean_document(page, settings=CleanerSettings(mode="auto")).text
