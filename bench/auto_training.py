@@ -126,6 +126,12 @@ test, the multilingual sets) was read:
    Chosen: 400 words (the smaller counts cost the 2026 pages 0.002-0.004 in the site folds):
    held-out mean 0.7960 against 0.7855 (Dragnet train 0.7648 against 0.7240), the same 25
    pages lost; in the site folds no set moves by more than 0.0002 (`guard.drop_comments`).
+12. Written 2026-11-29 (18:18) after rule 11's figures, before its own: rule 11's limit by the
+   page's type (rule 10's page types, out of fold on the 2026 pages): A words of prose kept
+   outside the comments on pages whose type is article (50 / 100 / 200), 400 on the others.
+   Chosen as in rule 9 against rule 11's decisions (each set within 0.002 of them, held out
+   and in the site folds; then the fewest pages lost with a set held out, ties broken by
+   its mean); the winner is shipped, even if it is the base.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \
