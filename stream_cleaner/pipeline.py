@@ -308,8 +308,9 @@ class _Run:
         self.totals: tuple[float, int, float, int, dict[str, int]] | None = None
 
     def _lap(self, stage: str, since: float) -> float:
+        """Add the time since ``since`` to ``stage``'s; now."""
         now = time.perf_counter()
-        self.seconds[stage] = now - since
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + now - since
         return now
 
     def clean(self) -> None:
@@ -467,17 +468,18 @@ class _Run:
             deadline=self.deadline,
         )  # fmt: skip
         max_ppl = sentence_limit(settings, labeller.max_sentence_perplexity)
+        self.block_kinds = tuple(kinds)
+        t = self._lap("label", t)
+        if self.html is not None:  # before the rules below: `drop_comments` reads it
+            self._classify_page(blocks, rows)
+            t = self._lap("page_type", t)
         if settings.mode == "auto":
-            content = drop_comments(content, blocks, rows)
+            content = drop_comments(content, blocks, rows, self.page_type)
         if self._multilingual_applies():
             content = self._multilingual_content(blocks, content)
         if settings.content_guard:
             content, self.guard = guard_content(content, blocks, rows, labeller.main_in(rows))
-        self.block_kinds = tuple(kinds)
-        t = self._lap("label", t)
-        if self.html is not None:
-            self._classify_page(blocks, rows)
-            t = self._lap("page_type", t)
+        t = self._lap("label", t)  # the rules on the labeller's decision count as labelling
         check_deadline(self.deadline, "while labelling")
         return content, max_ppl, t
 

@@ -526,15 +526,21 @@ def test_readers_comments_kept_beside_an_article_are_dropped(tiny_model):
 
 
 def test_comments_stay_beside_less_prose_than_the_limit(tiny_model):
-    # one run of prose (about 200 words, under `guard.COMMENTS_BESIDE_PROSE_WORDS`) beside
-    # them, or only the comments kept (a thread whose posts are marked as comments)
+    # one run of prose (232 words, under `guard.COMMENTS_BESIDE_PROSE_WORDS`) beside them, or
+    # only the comments kept (a thread whose posts are marked as comments)
     blocks = parse_blocks(_commented(1))
     texts = [b.text for b in blocks]
     features = _features(blocks, tiny_model)
     everything = [True] * len(blocks)
     assert guard.drop_comments(everything, blocks, features) == everything
+    assert guard.drop_comments(everything, blocks, features, "forum") == everything
     posts = [t == COMMENT for t in texts]
-    assert guard.drop_comments(posts, blocks, features) == posts
+    assert guard.drop_comments(posts, blocks, features, "article") == posts
+    # on a page of type article the limit is lower (`guard.COMMENTS_BESIDE_ARTICLE_WORDS`)
+    kept = guard.drop_comments(everything, blocks, features, "article")
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [
+        t for t in texts if t not in (COMMENT, "3 comments")
+    ]
 
 
 def test_auto_mode_drops_the_comments_its_labeller_keeps_beside_an_article(monkeypatch):
@@ -542,4 +548,5 @@ def test_auto_mode_drops_the_comments_its_labeller_keeps_beside_an_article(monke
     assert COMMENT not in clean_document(page, settings=CleanerSettings(mode="auto")).text
     # the labeller keeps them: the rule (rule 11, docs/labeller.md) is what drops them
     monkeypatch.setattr(guard, "COMMENTS_BESIDE_PROSE_WORDS", 10**9)
+    monkeypatch.setattr(guard, "COMMENTS_BESIDE_ARTICLE_WORDS", 10**9)
     assert COMMENT in clean_document(page, settings=CleanerSettings(mode="auto")).text
