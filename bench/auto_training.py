@@ -608,17 +608,23 @@ def page_types_out_of_fold(pages: list) -> list[str]:
     return types
 
 
+def held_out_decisions(candidate: str) -> tuple[list, dict[bool, list]]:
+    """The training pages and the candidate's decisions on them, with each set held out
+    (``True``) and in the site folds (``False``), at the threshold the site folds chose."""
+    pages = load_pages()
+    threshold, _ = choose_threshold(pages, cached_out_of_fold(pages, candidate), per_source=True)
+    return pages, {
+        by_set: [s > threshold for s in cached_out_of_fold(pages, candidate, by_set=by_set)]
+        for by_set in (True, False)
+    }
+
+
 def main_trigger(peer_outputs: Path, candidate: str = "stacked", rule: str = "8") -> None:
     """Rules 6 (with 7's variants) to 10: the guard's second trigger (`guard.MAIN_MIN_WORDS`)
     on the candidate's decisions with each set held out and in the site folds, against the
     guard the rule started from (`RULE_BASE`)."""
-    pages = load_pages()
-    threshold, _ = choose_threshold(pages, cached_out_of_fold(pages, candidate), per_source=True)
+    pages, decisions = held_out_decisions(candidate)
     words, share = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
-    decisions = {
-        by_set: [s > threshold for s in cached_out_of_fold(pages, candidate, by_set=by_set)]
-        for by_set in (True, False)
-    }
     types = page_types_out_of_fold(pages) if rule == "10" else None
     header = "| second trigger | " + " | ".join(SETS) + " | held-out mean | pages changed, "
     header += "lost (per set) | site-fold mean, lost |"
@@ -699,13 +705,8 @@ def comments(peer_outputs: Path, candidate: str = "stacked", rule: str = "11") -
     """Rules 11 and 12: readers' comments dropped beside kept prose (`drop_comments`), before
     the shipped guard, on the candidate's decisions with each set held out and in the site
     folds."""
-    pages = load_pages()
-    threshold, _ = choose_threshold(pages, cached_out_of_fold(pages, candidate), per_source=True)
+    pages, decisions = held_out_decisions(candidate)
     words, share = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
-    decisions = {
-        by_set: [s > threshold for s in cached_out_of_fold(pages, candidate, by_set=by_set)]
-        for by_set in (True, False)
-    }
     if rule == "11":
         variants = [(None, None), *((n, None) for n in COMMENT_GRID)]
         types = None
