@@ -31,6 +31,9 @@ Before the guard, `drop_comments` takes the other side for ``auto``: a decision 
 `COMMENTS_BESIDE_PROSE_WORDS` words of prose or more outside the page's comment-marked blocks
 (`COMMENTS_BESIDE_ARTICLE_WORDS` on a page of type article) drops those it keeps too (an
 article's readers' comments), while a thread kept only in its posts keeps them (rules 11, 12).
+
+Words are counted as running text counts them (`page_structure.prose_words`): a block of
+Chinese, Japanese or Thai, which write no spaces between words, by its characters (rule 13).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from .page_structure import (
     MIN_PROSE_CHARS_CJK,
     MIN_PROSE_WORDS,
     is_prose,
+    prose_words,
 )
 from .parse import CLASS_GROUP_NAMES
 
@@ -185,7 +189,7 @@ def drop_comments(
     marked = [bool(b.class_words & bits) for b in blocks]
     if not any(m and c for m, c in zip(marked, content, strict=True)):
         return list(content)
-    words = np.expm1(features[:, _WORDS])
+    words = _words(features)
     _, kept = main_prose(content, features, words)
     outside = kept & ~np.asarray(marked, dtype=bool)
     limit = COMMENTS_BESIDE_ARTICLE_WORDS if page_type == "article" else COMMENTS_BESIDE_PROSE_WORDS
@@ -211,7 +215,7 @@ def guard_content(
     """
     if not len(blocks):
         return list(content), None
-    words = np.exp(features[:, _WORDS]) - 1.0
+    words = _words(features)
     fast = native_module("page_structure")
     if fast is not None:  # one call: the guard cost more in numpy's calls than in its loop
         bits, columns = _outside_marks(tuple(OUTSIDE_GROUPS), tuple(OUTSIDE_COLUMNS))
@@ -232,6 +236,14 @@ def guard_content(
     if main_in is not None:
         _keep_main_inside(guarded, blocks, features, main_in)
     return guarded, GuardReason.CONTENT_LOSS
+
+
+def _words(features: np.ndarray) -> np.ndarray:
+    """Each block's words as running text counts them (`page_structure.prose_words`: a
+    block of Chinese, Japanese or Thai by its characters), from the labeller's rows."""
+    return prose_words(
+        np.expm1(features[:, _WORDS]), np.expm1(features[:, _CHARS]), features[:, _NON_ASCII]
+    )
 
 
 def _keep_main_inside(

@@ -73,10 +73,22 @@ SCORE_CONTEXT_NAMES: tuple[str, ...] = (
 )
 
 
+def prose_words(words: np.ndarray, chars: np.ndarray, non_ascii: np.ndarray) -> np.ndarray:
+    """Each block's words as running text counts them (see `MIN_PROSE_WORDS`): white-space
+    separated, or, for a block mostly of other scripts than Latin, its characters at
+    `MIN_PROSE_CHARS_CJK` to `MIN_PROSE_WORDS` words when that is more (Chinese, Japanese
+    and Thai write no spaces between words)."""
+    if not len(non_ascii) or non_ascii.max() < 0.5:  # the common page: nothing to count again
+        return words
+    by_chars = chars * (MIN_PROSE_WORDS / MIN_PROSE_CHARS_CJK)
+    return np.where(non_ascii >= 0.5, np.maximum(words, by_chars), words)
+
+
 def is_prose(words: np.ndarray, chars: np.ndarray, link_density: np.ndarray,
              non_ascii: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Whether each block is running text (see `MIN_PROSE_WORDS`)."""
-    long_enough = (words >= MIN_PROSE_WORDS) | ((non_ascii >= 0.5) & (chars >= MIN_PROSE_CHARS_CJK))
+    """Whether each block is running text (see `MIN_PROSE_WORDS`; ``words`` white-space
+    separated or as `prose_words` counts them: the same answer)."""
+    long_enough = prose_words(words, chars, non_ascii) >= MIN_PROSE_WORDS
     return long_enough & (link_density < MAX_PROSE_LINK_DENSITY)
 
 

@@ -28,6 +28,7 @@ from stream_cleaner.page_structure import (
     _structure_features,
     common_depths,
     is_prose,
+    prose_words,
     row_depths,
     score_context,
     structure_features,
@@ -95,6 +96,15 @@ def test_prose_is_long_running_text_outside_links_in_any_script():
     links = np.array([0.0, 0.0, 0.9, 0.0])
     non_ascii = np.array([0.0, 0.0, 0.0, 1.0])  # the last: a CJK sentence without spaces
     assert is_prose(words, chars, links, non_ascii).tolist() == [True, False, False, True]
+
+
+def test_prose_words_count_a_block_without_spaces_by_its_characters():
+    words = np.array([12.0, 1.0, 1.0, 2.0])
+    chars = np.array([80.0, 60.0, 20.0, 12.0])
+    non_ascii = np.array([0.0, 1.0, 1.0, 0.0])  # two CJK sentences without spaces
+    assert prose_words(words, chars, non_ascii).tolist() == [12.0, 15.0, 5.0, 2.0]
+    # a page all in Latin script: its white-space words as they are
+    assert prose_words(words, chars, np.zeros(4)) is words
 
 
 def test_score_context_reads_the_page_the_elements_and_the_neighbours():
@@ -173,6 +183,28 @@ def test_the_guard_keeps_a_dropped_run_of_prose_and_says_so(tiny_model):
     assert kept == [False, True, True]
     # a decision that keeps the run is left alone
     assert guard_content(kept, blocks, features) == (kept, None)
+
+
+# Chinese prose: no spaces between words (about 120 words' worth of characters a paragraph)
+CHINESE = "河流从山上流下来，经过古老的村庄和宽阔的田野，最后流入大海。" * 16
+
+
+def test_the_guard_counts_the_words_of_a_page_written_without_spaces(tiny_model):
+    html = f"<body><nav><a href='/'>首页</a></nav><div><p>{CHINESE}</p><p>{CHINESE}</p></div>"
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    assert features[:, COLUMNS["log_words"]].max() < np.log1p(5)  # by spaces: a word a block
+    dropped = [False] * len(blocks)
+    kept, why = guard_content(dropped, blocks, features)
+    assert (kept, why) == ([False, True, True], GuardReason.CONTENT_LOSS)
+    # and the comment rule: an article's readers' comments go beside its prose
+    page = (
+        f"<body><article><p>{CHINESE}</p><p>{CHINESE}</p></article>"
+        f"<div class='comments'><p>{CHINESE[:40]}</p></div></body>"
+    )
+    blocks = parse_blocks(page)
+    features = _features(blocks, tiny_model)
+    assert guard.drop_comments([True] * 3, blocks, features, "article") == [True, True, False]
 
 
 def test_the_guard_leaves_readers_comments_dropped(tiny_model):
