@@ -11,11 +11,14 @@ them), leaving out blocks in a part of the page its markup names for something e
 comments, navigation, a sidebar, a footer, an overlay such as a cookie banner: by an element
 `nav`, `aside` or `footer`, or by the class and id words of `parse.CLASS_WORD_GROUPS`) and
 legal notices. Such parts are not the main content and are often a page's longest run of prose
-(a thread of comments, a sidebar of post teasers, a licence or consent text). When
-that run holds at least `MIN_RUN_WORDS` words and the decision keeps less than
-`MIN_KEPT_SHARE` of them, the run's prose blocks are kept too, and so is every block of the
-page's main element (`page_structure`, when the labeller reads it: ``auto``) outside those
-parts; the cleaned document says so (``CleanedDocument.guard``, `GuardReason.CONTENT_LOSS`).
+(a thread of comments, a sidebar of post teasers, a licence or consent text). A name other
+than a comment's counts only below the page's main element, where the labeller knows it
+(`BELOW_MAIN_GROUPS`): on the main element or around it, it names the layout (a body wrapper
+"with sidebar"), not a part beside the main content (rule 14). When that run holds at least
+`MIN_RUN_WORDS` words and the decision keeps less than `MIN_KEPT_SHARE` of them, the run's
+prose blocks are kept too, and so is every block of the page's main element
+(`page_structure`, when the labeller reads it: ``auto``) outside those parts; the cleaned
+document says so (``CleanedDocument.guard``, `GuardReason.CONTENT_LOSS`).
 
 A page whose main content is no such run (a thread's short posts, a product's specifications)
 can have a second trigger where the labeller knows the page's main element, off as shipped
@@ -69,6 +72,14 @@ MIN_KEPT_SHARE = 0.5
 # tag path (the labeller's ``path_*`` columns), and the labeller's pattern columns.
 OUTSIDE_GROUPS = ("comment", "nav", "sidebar", "footer", "overlay")
 OUTSIDE_COLUMNS = ("path_nav", "path_aside", "path_footer", "legal")
+# Of those groups, the ones whose name counts only below the page's main element (when the
+# labeller knows it): a name on the main element or an element around it is the layout's (a
+# wrapper "with sidebar" around the whole body), not a part beside the main content. Rule 14
+# (`bench/auto_training.py marks`): every group but ``comment``, whose name on the main element
+# is as often an article's thread of readers' comments as a forum's posts (every group: held
+# out the same, but Dragnet train 0.012 lower in the site folds); held-out mean 0.7989 to
+# 0.7998, 25 pages lost to 23, site folds 0.8574 to 0.8571.
+BELOW_MAIN_GROUPS: tuple[str, ...] = ("nav", "sidebar", "footer", "overlay")
 # The second trigger, the page's main element (`page_structure`, when the labeller reads it):
 # when its prose (`page_structure.is_prose` blocks) holds at least `MAIN_MIN_WORDS` words and
 # the decision keeps less than `MAIN_MIN_KEPT_SHARE` of that many words of prose, in the main
@@ -103,10 +114,11 @@ COMMENTS_BESIDE_PROSE_WORDS = 400
 # the same measures (held-out mean 0.7960 to 0.7989, Dragnet train held out 0.765 to 0.777,
 # the same pages lost; 50 and 100 lose one more).
 COMMENTS_BESIDE_ARTICLE_WORDS = 200
-_WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII = (
+_WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII, _DEPTH, _OPENED = (
     FEATURE_NAMES.index(n)
-    for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii")
-)
+    for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii",
+              "depth", "tags_opened")
+)  # fmt: skip
 
 
 class GuardReason:
@@ -125,16 +137,47 @@ def _outside_marks(groups: tuple[str, ...], columns: tuple[str, ...]) -> tuple[i
     return bits, np.asarray([FEATURE_NAMES.index(c) for c in columns], dtype=np.int_)
 
 
-def outside(blocks: Sequence[Block], features: np.ndarray, candidates: np.ndarray) -> set[int]:
+def outside(
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    candidates: np.ndarray,
+    around: np.ndarray | None = None,
+) -> set[int]:
     """Which of the ``candidates`` (block indexes) sit in a part of the page that is not its
-    main content (see the module): `OUTSIDE_GROUPS` and `OUTSIDE_COLUMNS`."""
+    main content (see the module): `OUTSIDE_GROUPS` and `OUTSIDE_COLUMNS`; with ``around``
+    (`levels_around_main`), a name of `BELOW_MAIN_GROUPS` counts only below the main element."""
     bits, columns = _outside_marks(tuple(OUTSIDE_GROUPS), tuple(OUTSIDE_COLUMNS))
     marked = (features[np.ix_(candidates, columns)] > 0).any(axis=1).tolist()
-    return {
-        i
-        for i, m in zip(candidates.tolist(), marked, strict=True)
-        if m or blocks[i].class_words & bits
-    }
+    below = [CLASS_GROUP_NAMES.index(g) for g in BELOW_MAIN_GROUPS] if around is not None else []
+    left_out = set()
+    for i, m in zip(candidates.tolist(), marked, strict=True):
+        code = blocks[i].class_words & bits
+        if below and code:
+            for g in below:  # levels up to the nearest element so named, 0: none
+                if (code >> (4 * g)) & 0xF > around[i]:
+                    code &= ~(0xF << (4 * g))
+        if m or code:
+            left_out.add(i)
+    return left_out
+
+
+def levels_around_main(features: np.ndarray, main_in: np.ndarray) -> np.ndarray | None:
+    """Per block, how many levels up its tag path reaches the elements it shares with the
+    page's main element (that element or those around it): a class or id name further up than
+    this is on one of them. ``None`` on a page without a main element."""
+    inside = np.flatnonzero(main_in)
+    if not len(inside):
+        return None
+    depth = features[:, _DEPTH].astype(np.int64)
+    common = depth - features[:, _OPENED].astype(np.int64)  # tags shared with the block before
+    first, end = int(inside[0]), int(inside[-1]) + 1
+    top = int(min(depth[first], common[first + 1 : end].min(initial=depth[first])))
+    shared = np.full(len(depth), top, dtype=np.int64)  # the main element's blocks
+    if first:  # before it: the tags shared with every block from there to the main element
+        shared[:first] = np.minimum.accumulate(common[1 : first + 1][::-1])[::-1]
+    if end < len(depth):  # after it: likewise
+        shared[end:] = np.minimum.accumulate(common[end:])
+    return depth - np.minimum(np.minimum(shared, top), depth)
 
 
 def prose_run(prose: Sequence[int], words: Sequence[float]) -> tuple[list[int], float]:
@@ -157,7 +200,10 @@ def prose_run(prose: Sequence[int], words: Sequence[float]) -> tuple[list[int], 
 
 
 def _prose_run(
-    blocks: Sequence[Block], features: np.ndarray, words: np.ndarray
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    words: np.ndarray,
+    around: np.ndarray | None = None,
 ) -> tuple[list[int], float]:
     """The page's longest run of prose (`prose_run`) over the blocks that count as prose (see
     the module), from the labeller's rows and the blocks' words."""
@@ -166,7 +212,7 @@ def _prose_run(
         & (features[:, _LINKS] < MAX_RUN_LINK_DENSITY)
         & (features[:, _ENDS] != 0)
     )
-    left_out = outside(blocks, features, candidates)
+    left_out = outside(blocks, features, candidates, around)
     prose = [i for i in candidates.tolist() if i not in left_out]
     return prose_run(prose, words.tolist())
 
@@ -217,15 +263,22 @@ def guard_content(
         return list(content), None
     words = _words(features)
     fast = native_module("page_structure")
+    around = None
+    if main_in is not None and BELOW_MAIN_GROUPS:
+        if fast is not None:
+            around = fast.levels_around_main(features, _DEPTH, _OPENED, main_in.view(np.uint8))
+        else:
+            around = levels_around_main(features, main_in)
     if fast is not None:  # one call: the guard cost more in numpy's calls than in its loop
         bits, columns = _outside_marks(tuple(OUTSIDE_GROUPS), tuple(OUTSIDE_COLUMNS))
+        below, _ = _outside_marks(tuple(BELOW_MAIN_GROUPS), ())
         run, run_words = fast.prose_run(
             words, features, _LINKS, _ENDS, columns,
             blocks if isinstance(blocks, list) else list(blocks), bits, MIN_RUN_BLOCK_WORDS,
-            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP,
+            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below,
         )  # fmt: skip
     else:
-        run, run_words = _prose_run(blocks, features, words)
+        run, run_words = _prose_run(blocks, features, words, around)
     if run_words < MIN_RUN_WORDS or (
         sum(words[i] for i in run if content[i]) >= MIN_KEPT_SHARE * run_words
     ):
@@ -234,7 +287,7 @@ def guard_content(
     for i in run:
         guarded[i] = True
     if main_in is not None:
-        _keep_main_inside(guarded, blocks, features, main_in)
+        _keep_main_inside(guarded, blocks, features, main_in, around)
     return guarded, GuardReason.CONTENT_LOSS
 
 
@@ -247,12 +300,16 @@ def _words(features: np.ndarray) -> np.ndarray:
 
 
 def _keep_main_inside(
-    guarded: list[bool], blocks: Sequence[Block], features: np.ndarray, main_in: np.ndarray
+    guarded: list[bool],
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    main_in: np.ndarray,
+    around: np.ndarray | None = None,
 ) -> None:
     """Keep, in ``guarded``, every block of the main element outside the parts no run of
     prose is taken from (`outside`)."""
     main = np.flatnonzero(main_in)
-    left_out = outside(blocks, features, main)
+    left_out = outside(blocks, features, main, around)
     for i in main.tolist():
         if i not in left_out:
             guarded[i] = True

@@ -33,7 +33,7 @@ from stream_cleaner.page_structure import (
     score_context,
     structure_features,
 )
-from stream_cleaner.parse import parse_blocks
+from stream_cleaner.parse import CLASS_GROUP_NAMES, parse_blocks
 from stream_cleaner.segment import split_sentences
 
 from .test_labeller import ARTICLE, ARTICLE_2, PAGE, TINY, _page_set
@@ -387,6 +387,25 @@ def test_the_guard_takes_no_run_from_sidebars_footers_overlays_or_legal_text(
     assert guarded == ([True, True, True], GuardReason.CONTENT_LOSS)
 
 
+def test_a_name_around_the_main_element_leaves_no_block_out(tiny_model, monkeypatch):
+    # the layout's wrapper is named for its sidebar; the main element sits inside it
+    html = (
+        "<body><div class='layout-with-sidebar'><nav><a href='/'>Home</a></nav>"
+        f"<main><p>{LONG}</p><p>{LONG}</p></main>"
+        f"<div class='sidebar'><p>{LONG}</p></div></div></body>"
+    )
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    _, main_in = structure_features(blocks, features, COLUMNS)
+    assert main_in.tolist() == [False, True, True, False]
+    dropped = [False] * len(blocks)
+    kept, why = guard_content(dropped, blocks, features, main_in)
+    assert (kept, why) == ([False, True, True, False], GuardReason.CONTENT_LOSS)
+    # the sidebar's own name still counts: the wrapper's alone made every block a sidebar's
+    monkeypatch.setattr(guard, "BELOW_MAIN_GROUPS", ())
+    assert guard_content(dropped, blocks, features, main_in) == (dropped, None)
+
+
 def test_native_prose_run_equals_the_reference():
     """The guard's run of prose found in one native call is the reference's: random rows
     (words at the block limit, link densities at the run limit, unended blocks, outside
@@ -399,6 +418,9 @@ def test_native_prose_run_equals_the_reference():
         pytest.skip("native modules not built")
     rng = np.random.default_rng(9)
     bits, columns = guard._outside_marks(tuple(guard.OUTSIDE_GROUPS), tuple(guard.OUTSIDE_COLUMNS))
+    below, _ = guard._outside_marks(tuple(guard.BELOW_MAIN_GROUPS), ())
+    nav = CLASS_GROUP_NAMES.index("nav")
+    assert "nav" in guard.BELOW_MAIN_GROUPS
     for n in (0, 1, 2, 5, 40, 300):
         for _ in range(40):
             rows = np.zeros((n, len(FEATURE_NAMES)))
@@ -407,9 +429,12 @@ def test_native_prose_run_equals_the_reference():
             rows[:, guard._LINKS] = rng.choice([0.0, 0.1, 0.3, 0.9], size=n)
             rows[:, guard._ENDS] = rng.random(n) < 0.8
             rows[:, columns] = rng.random((n, len(columns))) < 0.05
+            # class words: none, a group left out, one counting only below the main element
+            # (at random levels, 1 to 15), or a group never left out
+            codes = [0, bits & -bits, 1 << 60, *(level << (4 * nav) for level in (1, 3, 15))]
             blocks = [
                 Block(i, "t", "p", "html body p", 3, 0.0, False, False, False, False, False,
-                      int(rng.choice([0, bits & -bits, 1 << 60])))
+                      int(rng.choice(codes)) | int(rng.choice(codes)))
                 for i in range(n)
             ]  # fmt: skip
             words = np.exp(rows[:, guard._WORDS]) - 1.0
@@ -418,6 +443,22 @@ def test_native_prose_run_equals_the_reference():
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
             )  # fmt: skip
             assert found == guard._prose_run(blocks, rows, words), n
+            around = rng.integers(0, 16, size=n)
+            if n:  # and the levels themselves, from random depths and a random main element
+                rows[:, guard._DEPTH] = rng.integers(3, 30, size=n)
+                rows[:, guard._OPENED] = rng.integers(0, rows[:, guard._DEPTH] + 1)
+                main_in = np.zeros(n, dtype=bool)
+                start = int(rng.integers(0, n))
+                main_in[start : int(rng.integers(start, n)) + 1] = True
+                levels = fast.levels_around_main(rows, guard._DEPTH, guard._OPENED,
+                                                 main_in.view(np.uint8))  # fmt: skip
+                assert levels.tolist() == guard.levels_around_main(rows, main_in).tolist()
+            found = fast.prose_run(
+                words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
+                guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+                around, below,
+            )  # fmt: skip
+            assert found == guard._prose_run(blocks, rows, words, around), n
 
 
 def test_native_main_words_equal_the_reference():

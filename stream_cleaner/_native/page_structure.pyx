@@ -410,19 +410,57 @@ def page_type_features(const double[:, :] rows, const long[::1] read, list block
     return common, named
 
 
+def levels_around_main(const double[:, :] rows, Py_ssize_t depth_column,
+                       Py_ssize_t opened_column, const unsigned char[::1] main_in):
+    """`guard.levels_around_main` in one pass (``None`` on a page without a main element)."""
+    cdef Py_ssize_t n = main_in.shape[0], i, first = -1, end = -1
+    cdef long top, low, depth
+    if rows.shape[0] != n:
+        raise ValueError("one row and main-element flag for each block")
+    for i in range(n):
+        if main_in[i]:
+            if first < 0:
+                first = i
+            end = i + 1
+    if first < 0:
+        return None
+    cdef long[::1] out = np.empty(n, dtype=np.int_)
+    top = <long> rows[first, depth_column]
+    for i in range(first + 1, end):
+        top = min(top, <long> rows[i, depth_column] - <long> rows[i, opened_column])
+    for i in range(first, end):
+        out[i] = <long> rows[i, depth_column] - min(top, <long> rows[i, depth_column])
+    low = top
+    for i in range(first - 1, -1, -1):  # before it: the tags shared with every block up to it
+        low = min(low, <long> rows[i + 1, depth_column] - <long> rows[i + 1, opened_column])
+        depth = <long> rows[i, depth_column]
+        out[i] = depth - min(low, depth)
+    low = top
+    for i in range(end, n):  # after it: likewise
+        low = min(low, <long> rows[i, depth_column] - <long> rows[i, opened_column])
+        depth = <long> rows[i, depth_column]
+        out[i] = depth - min(low, depth)
+    return np.asarray(out)
+
+
 def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links_column,
               Py_ssize_t ends_column, const long[::1] outside_columns, list blocks,
               unsigned long long outside_bits, double min_block_words, double max_link_density,
-              Py_ssize_t max_gap):
+              Py_ssize_t max_gap, const long[::1] around=None,
+              unsigned long long below_bits=0):
     """`guard.prose_run` over the blocks `guard.guard_content` takes as prose, found in the
-    same pass: ``(run, its words)``."""
+    same pass: ``(run, its words)``; with ``around`` (`guard.levels_around_main`), a name of
+    the groups in ``below_bits`` counts only below the main element (`guard.outside`)."""
     cdef Py_ssize_t n = len(blocks), i, k, last = -max_gap - 2, count = 0, best_count = 0
     cdef double run_words = 0.0, best_words = 0.0
     cdef bint left_out
+    cdef unsigned long long code, nibble
     cdef long[::1] run = np.empty(max(n, 1), dtype=np.int_)
     cdef long[::1] best = np.empty(max(n, 1), dtype=np.int_)
     if len(words) != n or rows.shape[0] != n:
         raise ValueError("one row and word count for each block")
+    if around is not None and around.shape[0] != n:
+        raise ValueError("one level around the main element for each block")
     for i in range(n):
         if not (words[i] >= min_block_words and rows[i, links_column] < max_link_density
                 and rows[i, ends_column] != 0):
@@ -432,7 +470,15 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
             if rows[i, outside_columns[k]] > 0:
                 left_out = True
                 break
-        if left_out or (<unsigned long long> blocks[i].class_words) & outside_bits:
+        if left_out:
+            continue
+        code = (<unsigned long long> blocks[i].class_words) & outside_bits
+        if code and around is not None:
+            for k in range(16):  # each group's 4 bits: levels up to its nearest name
+                nibble = (code >> (4 * k)) & 0xF
+                if nibble and (below_bits >> (4 * k)) & 0xF and <long> nibble > around[i]:
+                    code &= ~(<unsigned long long> 0xF << (4 * k))
+        if code:
             continue
         if i - last - 1 > max_gap:
             count, run_words = 0, 0.0
