@@ -163,6 +163,14 @@ test, the multilingual sets) was read:
    Chosen: (b) (`guard.BELOW_MAIN_GROUPS`): held-out mean 0.7998 against 0.7989, 23 pages
    lost against 25 (Dragnet train 4, the 2026 pages 18); site folds 0.8571 against 0.8574, no
    set 0.002 lower. (a) saves 5 pages but costs Dragnet train 0.012 in the site folds.
+15. Written 2026-11-29 (20:00) after rule 14's figures, before its own: rule 14's (a) for
+   the ``comment`` group on a page whose decision keeps at least as many words of prose
+   (`page_structure.is_prose`) inside the main element as outside it: there the kept text is
+   itself in the container named for comments (a thread's first post), while an article kept
+   beside its readers' comments sits outside them. One variant against rule 14's decisions,
+   chosen as in rule 9 (each set within 0.002 of them, held out and in the site folds; then
+   the fewest pages lost with a set held out, ties broken by its mean); the winner is
+   shipped, even if it is the base.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \
