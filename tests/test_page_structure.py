@@ -406,6 +406,24 @@ def test_a_name_around_the_main_element_leaves_no_block_out(tiny_model, monkeypa
     assert guard_content(dropped, blocks, features, main_in) == (dropped, None)
 
 
+def test_rule_15_takes_a_thread_in_a_container_named_for_replies(tiny_model, monkeypatch):
+    # a thread whose posts sit in a container named for replies; the decision keeps the first
+    html = (
+        "<body><nav><a href='/'>Home</a></nav><div class='js-replyContainer'>"
+        + f"<article><p>{LONG}</p></article>" * 3
+        + "</div></body>"
+    )
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    _, main_in = structure_features(blocks, features, COLUMNS)
+    first = [False, True, False, False]
+    # as shipped (off, `guard.BELOW_MAIN_IN_THREADS`), every post is in "comments"
+    assert guard_content(first, blocks, features, main_in) == (first, None)
+    monkeypatch.setattr(guard, "BELOW_MAIN_IN_THREADS", ("comment",))
+    kept, why = guard_content(first, blocks, features, main_in)
+    assert (kept, why) == ([False, True, True, True], GuardReason.CONTENT_LOSS)
+
+
 def test_native_prose_run_equals_the_reference():
     """The guard's run of prose found in one native call is the reference's: random rows
     (words at the block limit, link densities at the run limit, unended blocks, outside
@@ -458,7 +476,9 @@ def test_native_prose_run_equals_the_reference():
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
                 around, below,
             )  # fmt: skip
-            assert found == guard._prose_run(blocks, rows, words, around), n
+            assert found == guard._prose_run(
+                blocks, rows, words, around, guard.BELOW_MAIN_GROUPS
+            ), n
 
 
 def test_native_main_words_equal_the_reference():
