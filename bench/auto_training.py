@@ -757,21 +757,32 @@ def comments(peer_outputs: Path, candidate: str = "stacked", rule: str = "11") -
     print(header + "\n|---|" + "---:|" * (len(SETS) + 3), flush=True)
     results = []
     for min_words, article in variants:
-        figures = {}
-        for by_set, keeps in decisions.items():
-            dropped = drop_comments(pages, keeps, min_words, article=article, types=types)
-            chosen = guarded(pages, dropped, words, share)
-            per = per_set(pages, chosen)
-            figures[by_set] = (per, float(np.mean(list(per.values()))),
-                               lost_pages(pages, chosen, peer_outputs))  # fmt: skip
-        per, mean, lost = figures[True]
-        site_per, site_mean, site_lost = figures[False]
-        lost_per = " / ".join(str(lost[s]) for s in SETS)
-        extra = f"{sum(lost.values())} ({lost_per}) | {site_mean:.4f}, {sum(site_lost.values())}"
+        chosen = {
+            by_set: guarded(pages, drop_comments(pages, keeps, min_words, article=article,
+                                                 types=types), words, share)
+            for by_set, keeps in decisions.items()
+        }  # fmt: skip
         name = "none" if min_words is None else f"{min_words} ({article or min_words})"
-        print(row(name, per, extra), flush=True)
-        results.append(((min_words, article), sum(lost.values()), mean, site_mean, per, site_per))
+        results.append(bounded_result(pages, chosen, peer_outputs, name, (min_words, article)))
     choose_bounded(results)
+
+
+def bounded_result(
+    pages: list, chosen: dict[bool, list], peer_outputs: Path, name: str, key: object
+) -> tuple:
+    """A variant's row, printed, and its entry for `choose_bounded`, from its decisions with
+    each set held out (``True``) and in the site folds (``False``)."""
+    figures = {}
+    for by_set, keeps in chosen.items():
+        per = per_set(pages, keeps)
+        figures[by_set] = (per, float(np.mean(list(per.values()))),
+                           lost_pages(pages, keeps, peer_outputs))  # fmt: skip
+    per, mean, lost = figures[True]
+    site_per, site_mean, site_lost = figures[False]
+    lost_per = " / ".join(str(lost[s]) for s in SETS)
+    extra = f"{sum(lost.values())} ({lost_per}) | {site_mean:.4f}, {sum(site_lost.values())}"
+    print(row(name, per, extra), flush=True)
+    return key, sum(lost.values()), mean, site_mean, per, site_per
 
 
 # Rule 14: the groups whose names count only below the main element (`guard.BELOW_MAIN_GROUPS`)
@@ -804,19 +815,8 @@ def marks(peer_outputs: Path, candidate: str = "stacked", rule: str = "14") -> N
     try:
         for name, groups in {"shipped": saved, **variants}.items():
             setattr(guard_module, setting, groups)
-            figures = {}
-            for by_set, keeps in dropped.items():
-                chosen = guarded(pages, keeps, words, share)
-                per = per_set(pages, chosen)
-                figures[by_set] = (per, float(np.mean(list(per.values()))),
-                                   lost_pages(pages, chosen, peer_outputs))  # fmt: skip
-            per, mean, lost = figures[True]
-            site_per, site_mean, site_lost = figures[False]
-            lost_per = " / ".join(str(lost[s]) for s in SETS)
-            extra = f"{sum(lost.values())} ({lost_per}) | "
-            extra += f"{site_mean:.4f}, {sum(site_lost.values())}"
-            print(row(name, per, extra), flush=True)
-            results.append((groups, sum(lost.values()), mean, site_mean, per, site_per))
+            chosen = {b: guarded(pages, keeps, words, share) for b, keeps in dropped.items()}
+            results.append(bounded_result(pages, chosen, peer_outputs, name, groups))
     finally:
         setattr(guard_module, setting, saved)
     choose_bounded(results)
