@@ -179,7 +179,7 @@ def levels_around_main(features: np.ndarray, main_in: np.ndarray) -> np.ndarray 
     depth = features[:, _DEPTH].astype(np.int64)
     common = depth - features[:, _OPENED].astype(np.int64)  # tags shared with the block before
     first, end = int(inside[0]), int(inside[-1]) + 1
-    top = int(min(depth[first], common[first + 1 : end].min(initial=depth[first])))
+    top = int(common[first + 1 : end].min(initial=depth[first]))  # tags all its blocks share
     shared = np.full(len(depth), top, dtype=np.int64)  # the main element's blocks
     if first:  # before it: the tags shared with every block from there to the main element
         shared[:first] = np.minimum.accumulate(common[1 : first + 1][::-1])[::-1]
