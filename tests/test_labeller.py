@@ -368,12 +368,15 @@ def test_train_labeller_and_clean_with_it_end_to_end(tmp_path, capsys):
     assert json.loads(Path(f"{out}.meta.json").read_text())["mode"] == "article"
     assert BlockLabeller.load(out).boilerplate_containers == ()  # article mode's default
     assert BlockLabeller.load(out).unscored_log_ppl == 2.5  # article mode's default
+    assert json.loads(Path(f"{out}.meta.json").read_text())["weights"] == "blocks"
     ruled = tmp_path / "ruled.json"
     assert main([*argv[:-1], str(ruled), "--model", TINY, "--trees", "20", "--folds", "0",
                  "--boilerplate-containers", "Header, nav",
-                 "--unscored-log-ppl", "3"]) == 0  # fmt: skip
+                 "--unscored-log-ppl", "3", "--weights", "pages"]) == 0  # fmt: skip
     assert BlockLabeller.load(ruled).boilerplate_containers == ("header", "nav")
     assert BlockLabeller.load(ruled).unscored_log_ppl == 3.0
+    assert json.loads(Path(f"{ruled}.meta.json").read_text())["weights"] == "pages"
+    assert ruled.read_text() != out.read_text()
     capsys.readouterr()
     page = tmp_path / "page.html"
     page.write_text(PAGE)
@@ -386,6 +389,31 @@ def test_train_labeller_and_clean_with_it_end_to_end(tmp_path, capsys):
     tree = tmp_path / "tree"
     assert main([*argv, "--mode", "article", "-o", str(tree)]) == 0
     assert f"<p>{ARTICLE}" in (tree / "page.html.txt").read_text().split("\n")
+
+
+def test_page_weights_make_sets_or_pages_weigh_the_same():
+    from stream_cleaner.training import TrainingPage, block_weights, set_page_weights
+
+    def page(source: str, words: list[float]) -> TrainingPage:
+        return TrainingPage("p", "", [], [], [], [], [], [], words=np.array(words), source=source)
+
+    # one set of a long page and a short one, another of one page
+    pages = [page("a", [100.0, 100.0, 16.0]), page("a", [9.0]), page("b", [16.0, 1.0])]
+    before = [block_weights(p).sum() for p in pages]
+    assert before == [24.0, 3.0, 5.0]
+
+    def totals(how: str) -> list[float]:
+        set_page_weights(pages, how)
+        return [float(block_weights(p).sum()) for p in pages]
+
+    assert totals("blocks") == before
+    assert totals("pages") == pytest.approx([32 / 3] * 3)
+    sets = totals("sets")
+    assert sets[0] + sets[1] == pytest.approx(16.0) and sets[2] == pytest.approx(16.0)
+    assert sets[0] / sets[1] == pytest.approx(8.0)  # the long page stays eight times the short
+    assert totals("sets+pages") == pytest.approx([8.0, 8.0, 16.0])
+    with pytest.raises(ValueError, match="unknown weights"):
+        set_page_weights(pages, "sites")
 
 
 def test_shipped_labellers_are_small_and_documented():

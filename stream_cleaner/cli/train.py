@@ -65,7 +65,12 @@ def _train_lm_options(p: CommandParser) -> None:
 
 def _train_labeller_options(p: CommandParser) -> None:
     from ..labeller import UNSCORED_LOG_PPL
-    from ..training import BOILERPLATE_CONTAINERS_BY_MODE, UNSCORED_LOG_PPL_BY_MODE
+    from ..training import (
+        BOILERPLATE_CONTAINERS_BY_MODE,
+        UNSCORED_LOG_PPL_BY_MODE,
+        WEIGHTS,
+        WEIGHTS_BY_MODE,
+    )
 
     def by_mode(values: dict[str, object], otherwise: str) -> str:
         return ", ".join(f"{value} for {mode}" for mode, value in values.items()) + otherwise
@@ -151,6 +156,13 @@ def _train_labeller_options(p: CommandParser) -> None:
         help="keep each site's pages in one fold, and choose the threshold on the mean of "
         "each page set's F1 (for training on several page sets)",
     )
+    p.add_argument(
+        "--weights",
+        choices=WEIGHTS,
+        help="how the blocks weigh: by their words (blocks), scaled so that each page set "
+        "weighs the same (sets), each page (pages), or each page within its set and each set "
+        "(sets+pages) (default: " + by_mode(WEIGHTS_BY_MODE, ", blocks otherwise)"),
+    )
     add_model_option(p)
 
 
@@ -226,6 +238,7 @@ def _cmd_train_labeller(args: argparse.Namespace) -> int:
         if args.boilerplate_containers is None
         else [t.strip().lower() for t in args.boilerplate_containers.split(",") if t.strip()],
         unscored_log_ppl=args.unscored_log_ppl,
+        weights=args.weights,
     )
     cv = meta["cv_macro_f1"]
     print(
