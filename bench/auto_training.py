@@ -207,6 +207,11 @@ test, the multilingual sets) was read:
    a URL by their set's folder) chose -1 (J 0.8092, 16 lost), within 0.002 of it. No
    threshold beats either by 0.002: lower ones lose fewer pages (-2: 12) at a lower mean
    (0.7950), higher ones the reverse (-0.25: 0.8137, 26 lost).
+18. Written 2026-11-29 (21:44), after rule 17's figures, before its own: rules 11, 12, 14
+   and 15 chose on the labeller before rule 16. Each is run again as written on the shipped
+   labeller's decisions (rule 16's ``balanced`` at the file's threshold, `--candidate
+   balanced --threshold -1`), against the shipped rules; where one now chooses otherwise, its
+   new choice is shipped.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \
@@ -676,22 +681,29 @@ def page_types_out_of_fold(pages: list) -> list[str]:
     return types
 
 
-def held_out_decisions(candidate: str, pages: list | None = None) -> tuple[list, dict[bool, list]]:
+def held_out_decisions(
+    candidate: str, pages: list | None = None, threshold: float | None = None
+) -> tuple[list, dict[bool, list]]:
     """The training pages and the candidate's decisions on them, with each set held out
-    (``True``) and in the site folds (``False``), at the threshold the site folds chose."""
+    (``True``) and in the site folds (``False``), at ``threshold`` (default: the one the site
+    folds chose)."""
     pages = pages if pages is not None else load_pages()
-    threshold, _ = choose_threshold(pages, cached_out_of_fold(pages, candidate), per_source=True)
+    if threshold is None:
+        scores = cached_out_of_fold(pages, candidate)
+        threshold, _ = choose_threshold(pages, scores, per_source=True)
     return pages, {
         by_set: [s > threshold for s in cached_out_of_fold(pages, candidate, by_set=by_set)]
         for by_set in (True, False)
     }
 
 
-def main_trigger(peer_outputs: Path, candidate: str = "stacked", rule: str = "8") -> None:
+def main_trigger(
+    peer_outputs: Path, candidate: str = "stacked", rule: str = "8", threshold: float | None = None
+) -> None:
     """Rules 6 (with 7's variants) to 10: the guard's second trigger (`guard.MAIN_MIN_WORDS`)
     on the candidate's decisions with each set held out and in the site folds, against the
     guard the rule started from (`RULE_BASE`)."""
-    pages, decisions = held_out_decisions(candidate)
+    pages, decisions = held_out_decisions(candidate, threshold=threshold)
     words, share = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
     types = page_types_out_of_fold(pages) if rule == "10" else None
     header = "| second trigger | " + " | ".join(SETS) + " | held-out mean | pages changed, "
@@ -769,11 +781,13 @@ def drop_comments(
 COMMENT_ARTICLE_GRID = (50, 100, 200)  # rule 12: the limit on pages of type article
 
 
-def comments(peer_outputs: Path, candidate: str = "stacked", rule: str = "11") -> None:
+def comments(
+    peer_outputs: Path, candidate: str = "stacked", rule: str = "11", threshold: float | None = None
+) -> None:
     """Rules 11 and 12: readers' comments dropped beside kept prose (`drop_comments`), before
     the shipped guard, on the candidate's decisions with each set held out and in the site
     folds."""
-    pages, decisions = held_out_decisions(candidate)
+    pages, decisions = held_out_decisions(candidate, threshold=threshold)
     words, share = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
     if rule == "11":
         variants = [(None, None), *((n, None) for n in COMMENT_GRID)]
@@ -822,11 +836,13 @@ BELOW_MAIN_VARIANTS = {
 }
 
 
-def marks(peer_outputs: Path, candidate: str = "stacked", rule: str = "14") -> None:
+def marks(
+    peer_outputs: Path, candidate: str = "stacked", rule: str = "14", threshold: float | None = None
+) -> None:
     """Rules 14 and 15: the shipped rules (11 and 12, then the guard) with a part's name
     counting only below the page's main element, on the candidate's decisions with each set
     held out and in the site folds."""
-    pages, decisions = held_out_decisions(candidate)
+    pages, decisions = held_out_decisions(candidate, threshold=threshold)
     words, share = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
     types = page_types_out_of_fold(pages)
     article = guard_module.COMMENTS_BESIDE_ARTICLE_WORDS
@@ -1107,6 +1123,11 @@ def main() -> None:
         help="main-trigger: rule 6 (with rule 7's variants), 8, 9 or 10; comments: 11 or 12; "
         "marks: 14 or 15",
     )  # fmt: skip
+    parser.add_argument(
+        "--threshold", type=float,
+        help="main-trigger, comments, marks: the decisions' threshold (default: the site folds' "
+        "choice; the shipped file's, to check a rule on the shipped decisions)",
+    )  # fmt: skip
     parser.add_argument("--out", default=str(CACHE / "folds"))
     parser.add_argument(
         "--peer-outputs",
@@ -1126,11 +1147,13 @@ def main() -> None:
     elif args.command == "across-sets":
         across_sets(args.peer_outputs, (args.candidate,) if args.only else ())
     elif args.command == "main-trigger":
-        main_trigger(args.peer_outputs, args.candidate, args.rule)
+        main_trigger(args.peer_outputs, args.candidate, args.rule, args.threshold)
     elif args.command == "comments":
-        comments(args.peer_outputs, args.candidate, "12" if args.rule == "12" else "11")
+        rule = "12" if args.rule == "12" else "11"
+        comments(args.peer_outputs, args.candidate, rule, args.threshold)
     elif args.command == "marks":
-        marks(args.peer_outputs, args.candidate, "15" if args.rule == "15" else "14")
+        rule = "15" if args.rule == "15" else "14"
+        marks(args.peer_outputs, args.candidate, rule, args.threshold)
     elif args.command == "weights":
         weights(args.peer_outputs)
     elif args.command == "threshold":
