@@ -207,7 +207,7 @@ test, the multilingual sets) was read:
    a URL by their set's folder) chose -1 (J 0.8092, 16 lost), within 0.002 of it. No
    threshold beats either by 0.002: lower ones lose fewer pages (-2: 12) at a lower mean
    (0.7950), higher ones the reverse (-0.25: 0.8137, 26 lost).
-18. Written 2026-11-29 (21:44), after rule 17's figures, before its own: rules 11, 12, 14
+18. Written 2026-11-29 (21:40), after rule 17's figures, before its own: rules 11, 12, 14
    and 15 chose on the labeller before rule 16. Each is run again as written on the shipped
    labeller's decisions (rule 16's ``balanced`` at the file's threshold, `--candidate
    balanced --threshold -1`), against the shipped rules; where one now chooses otherwise, its
