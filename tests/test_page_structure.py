@@ -197,14 +197,15 @@ def test_the_guard_counts_the_words_of_a_page_written_without_spaces(tiny_model)
     dropped = [False] * len(blocks)
     kept, why = guard_content(dropped, blocks, features)
     assert (kept, why) == ([False, True, True], GuardReason.CONTENT_LOSS)
-    # and the comment rule: an article's readers' comments go beside its prose
+    # and the comment rule: an article's readers' comments go beside its prose (four blocks of
+    # 480 characters: 480 words, over `guard.COMMENTS_BESIDE_PROSE_WORDS`)
     page = (
-        f"<body><article><p>{CHINESE}</p><p>{CHINESE}</p></article>"
+        "<body><article>" + f"<p>{CHINESE}</p>" * 4 + "</article>"
         f"<div class='comments'><p>{CHINESE[:40]}</p></div></body>"
     )
     blocks = parse_blocks(page)
     features = _features(blocks, tiny_model)
-    assert guard.drop_comments([True] * 3, blocks, features, "article") == [True, True, False]
+    assert guard.drop_comments([True] * 5, blocks, features, "article") == [True] * 4 + [False]
 
 
 def test_the_guard_leaves_readers_comments_dropped(tiny_model):
@@ -417,11 +418,12 @@ def test_rule_15_takes_a_thread_in_a_container_named_for_replies(tiny_model, mon
     features = _features(blocks, tiny_model)
     _, main_in = structure_features(blocks, features, COLUMNS)
     first = [False, True, False, False]
-    # as shipped (off, `guard.BELOW_MAIN_IN_THREADS`), every post is in "comments"
-    assert guard_content(first, blocks, features, main_in) == (first, None)
-    monkeypatch.setattr(guard, "BELOW_MAIN_IN_THREADS", ("comment",))
+    # as shipped (`guard.BELOW_MAIN_IN_THREADS`, since rule 18): the posts are the thread's
     kept, why = guard_content(first, blocks, features, main_in)
     assert (kept, why) == ([False, True, True, True], GuardReason.CONTENT_LOSS)
+    # without it every post is in "comments", and no run is taken from them
+    monkeypatch.setattr(guard, "BELOW_MAIN_IN_THREADS", ())
+    assert guard_content(first, blocks, features, main_in) == (first, None)
 
 
 def test_native_prose_run_equals_the_reference():
@@ -620,7 +622,7 @@ def test_readers_comments_kept_beside_an_article_are_dropped(tiny_model):
     assert guard.drop_comments(no_comments, blocks, features) == no_comments
 
 
-def test_comments_stay_beside_less_prose_than_the_limit(tiny_model):
+def test_comments_stay_beside_less_prose_than_the_limit(tiny_model, monkeypatch):
     # one run of prose (232 words, under `guard.COMMENTS_BESIDE_PROSE_WORDS`) beside them, or
     # only the comments kept (a thread whose posts are marked as comments)
     blocks = parse_blocks(_commented(1))
@@ -631,7 +633,10 @@ def test_comments_stay_beside_less_prose_than_the_limit(tiny_model):
     assert guard.drop_comments(everything, blocks, features, "forum") == everything
     posts = [t == COMMENT for t in texts]
     assert guard.drop_comments(posts, blocks, features, "article") == posts
-    # on a page of type article the limit is lower (`guard.COMMENTS_BESIDE_ARTICLE_WORDS`)
+    # on a page of type article the limit can be lower (`guard.COMMENTS_BESIDE_ARTICLE_WORDS`,
+    # the same since rule 18)
+    assert guard.drop_comments(everything, blocks, features, "article") == everything
+    monkeypatch.setattr(guard, "COMMENTS_BESIDE_ARTICLE_WORDS", 200)
     kept = guard.drop_comments(everything, blocks, features, "article")
     assert [t for t, k in zip(texts, kept, strict=True) if k] == [
         t for t in texts if t not in (COMMENT, "3 comments")
