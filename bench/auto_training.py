@@ -878,7 +878,7 @@ def marks(
     choose_bounded(results)
 
 
-# Rule 16: the candidates for how the training blocks weigh (`page_weights`)
+# Rule 16: the candidates for how the training blocks weigh (`training.set_page_weights`)
 WEIGHTS = {"blocks": "stacked", "sets": "balanced", "pages": "pages",
            "sets+pages": "balanced-pages"}  # fmt: skip
 
