@@ -222,6 +222,19 @@ test, the multilingual sets) was read:
    no set more than 0.002 (Dragnet train 0.9079 to 0.9065 in the site folds) and raises the
    held-out mean (0.8083 to 0.8087, 15 pages lost either way), so it is shipped
    (`guard.BELOW_MAIN_IN_THREADS`).
+19. Written 2026-11-29 (22:45), after rule 18's figures, before its own: the size of the
+   trees now that the sets weigh the same. Rule 5 chose the article labeller's trees against
+   larger ones when Dragnet outweighed the rest; with the four sets weighing the same the
+   trees see as many 2026 and GoogleTrends blocks as Dragnet ones, and may want another
+   size. Candidates (`TREE_SHAPES`), each with the sets weighing the same, at its own
+   site-fold threshold, the shipped rules after it (11 and 12, then the guard): the shipped
+   trees (31 leaves, depth 7, learning rate 0.15, 100 rounds); smaller (15 leaves, depth 5,
+   0.15, 100); larger (rule 5's: 63 leaves, depth 8, 0.1, 150); slower (31 leaves, depth 7,
+   0.075, 200). Chosen as rule 16 chose (no more pages lost with a set held out than the
+   shipped trees, then the highest J if it beats theirs by more than 0.002). A winner with
+   more rounds than the shipped trees is shipped only if `bench/core_ab.py` (CleanEval test
+   and the 2026 pages, both orders) measures `auto`'s CPU a page within 1.03 of the shipped
+   file's: the speed target has no room left.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \
@@ -237,6 +250,7 @@ test, the multilingual sets) was read:
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py marks          # rule 14 (--rule 15)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py weights        # rule 16 (~40 min)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py threshold      # rule 17
+    PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py trees          # rule 19 (~40 min)
 
 Pages are cached in ``.cache/auto-training/pages.pkl`` and each candidate's out-of-fold scores
 in ``scores-NAME.pkl`` beside it (delete them after changing the parser or the features).
@@ -315,6 +329,12 @@ EXPLORED = {
     "balanced": {**CANDIDATES["stacked"], "weights": "sets"},
     "pages": {**CANDIDATES["stacked"], "weights": "pages"},
     "balanced-pages": {**CANDIDATES["stacked"], "weights": "sets+pages"},
+    # rule 19's tree sizes, the sets weighing the same
+    "balanced-small": {"params": {**MODE_PARAMS["article"], "num_leaves": 15, "max_depth": 5},
+                       "trees": NUM_TREES["article"], "weights": "sets"},
+    "balanced-large": {**CANDIDATES["stacked-large"], "weights": "sets"},
+    "balanced-slow": {"params": {**MODE_PARAMS["article"], "learning_rate": 0.075},
+                      "trees": 2 * NUM_TREES["article"], "weights": "sets"},
     "regularized": {
         "params": {**MODE_PARAMS["article"], "min_data_in_leaf": 200, "feature_fraction": 0.5,
                    "lambda_l2": 10.0},
@@ -881,6 +901,9 @@ def marks(
 # Rule 16: the candidates for how the training blocks weigh (`training.set_page_weights`)
 WEIGHTS = {"blocks": "stacked", "sets": "balanced", "pages": "pages",
            "sets+pages": "balanced-pages"}  # fmt: skip
+# Rule 19: the candidates for the trees' size, the sets weighing the same
+TREE_SHAPES = {"shipped": "balanced", "smaller": "balanced-small", "larger": "balanced-large",
+               "slower": "balanced-slow"}  # fmt: skip
 
 
 def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
@@ -918,18 +941,18 @@ def _j_header(what: str) -> None:
     print(header + "\n|---|" + "---:|" * (len(SETS) + 3), flush=True)
 
 
-def weights(peer_outputs: Path) -> None:
-    """Rule 16: each way of weighing the training blocks (`WEIGHTS`), its decisions with each
-    set held out and in the site folds through the shipped rules, by J."""
+def by_j(peer_outputs: Path, candidates: dict[str, str], what: str) -> None:
+    """Rules 16 and 19: each candidate labeller (the shipped one first), its decisions with
+    each set held out and in the site folds through the shipped rules, by J."""
     pages = load_pages()
     types = page_types_out_of_fold(pages)
-    _j_header("weights")
+    _j_header(what)
     results = []
-    for name, candidate in WEIGHTS.items():
+    for name, candidate in candidates.items():
         _, decisions = held_out_decisions(candidate, pages)
         chosen = {b: shipped_rules(pages, keeps, types) for b, keeps in decisions.items()}
         results.append(j_result(pages, chosen, peer_outputs, name))
-    choose_by_j(results, "weights")
+    choose_by_j(results, what)
 
 
 THRESHOLDS = np.arange(-2.0, 1.01, 0.25)  # rule 17
@@ -1109,6 +1132,7 @@ def main() -> None:
             "marks",
             "weights",
             "threshold",
+            "trees",
         ),
     )
     parser.add_argument(
@@ -1165,7 +1189,9 @@ def main() -> None:
         rule = "15" if args.rule == "15" else "14"
         marks(args.peer_outputs, args.candidate, rule, args.threshold)
     elif args.command == "weights":
-        weights(args.peer_outputs)
+        by_j(args.peer_outputs, WEIGHTS, "weights")
+    elif args.command == "trees":
+        by_j(args.peer_outputs, TREE_SHAPES, "trees")
     elif args.command == "threshold":
         threshold(args.peer_outputs, args.candidate)
     else:
