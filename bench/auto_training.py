@@ -279,7 +279,7 @@ test, the multilingual sets) was read:
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py marks          # rule 14 (--rule 15)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py weights        # rule 16 (~40 min)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py threshold      # rule 17
-    PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py trees          # rule 19 (~40 min)
+    PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py trees          # rule 19 (~10 min)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py types          # rule 20
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py labels         # rule 21
 
@@ -1005,8 +1005,8 @@ def _j_header(what: str) -> None:
 
 
 def by_j(peer_outputs: Path, candidates: dict[str, str], what: str) -> None:
-    """Rules 16 and 19: each candidate labeller (the shipped one first), its decisions with
-    each set held out and in the site folds through the shipped rules, by J."""
+    """Rules 16, 19, 20 and 21: each candidate labeller (the shipped one first), its decisions
+    with each set held out and in the site folds through the shipped rules, by J."""
     pages = load_pages()
     types = page_types_out_of_fold(pages)
     _j_header(what)
