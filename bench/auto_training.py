@@ -462,23 +462,22 @@ def out_of_fold(
     if not stacked:
         return scores
     first = [p.features for p in pages]
-    add_score_context(pages, scores)
-    if types is not None:
-        stacked_names = training.column_names
-        training.column_names = lambda width: (  # the second stage's names, then the types'
-            *stacked_names(width - len(PAGE_TYPES)),
-            *(f"page_type_{t}" for t in PAGE_TYPES),
-        )
-        for page, kind in zip(pages, types, strict=True):
-            one_hot = np.array([float(kind == t) for t in PAGE_TYPES])
-            page.features = np.hstack((page.features, np.tile(one_hot, (len(page.blocks), 1))))
+    stacked_names = training.column_names
     try:
+        add_score_context(pages, scores)
+        if types is not None:
+            training.column_names = lambda width: (  # the second stage's, then the types'
+                *stacked_names(width - len(PAGE_TYPES)),
+                *(f"page_type_{t}" for t in PAGE_TYPES),
+            )
+            for page, kind in zip(pages, types, strict=True):
+                one_hot = np.array([float(kind == t) for t in PAGE_TYPES])
+                page.features = np.hstack((page.features, np.tile(one_hot, (len(page.blocks), 1))))
         return validate(pages)
-    finally:
+    finally:  # the pages and `training` as they were, whatever failed
         for page, features in zip(pages, first, strict=True):
             page.features = features
-        if types is not None:
-            training.column_names = stacked_names
+        training.column_names = stacked_names
 
 
 def per_set(pages: list, keeps: list) -> dict[str, float]:
