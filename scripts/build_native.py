@@ -4,8 +4,8 @@ Cython modules for the hot loops: ``sentences`` splits blocks into sentences, ``
 hashes blocks for site templates, ``trees`` walks the labeller's trees, ``sequence`` runs the
 multilingual labeller's GRUs, ``text_features`` scans block texts for it, ``page_structure``
 reads the elements around blocks for it, ``decoding`` reads pages of mixed UTF-8 and
-windows-1252 and ``record_batch`` writes the worker's Kafka record
-batches.
+windows-1252, ``record_batch`` writes the worker's Kafka record
+batches and ``langid`` predicts a text's language as fastText does, from lid.176's file.
 Two read the C structures of extensions the package already uses: ``lexbor_walk`` walks
 selectolax's lexbor tree, and ``kenlm_score`` normalises and scores through the C++ model a
 ``kenlm.Model`` holds.
@@ -136,6 +136,9 @@ def extensions(native: Path, sdists: dict[str, Path]) -> list:
                   extra_compile_args=["-O2"]),
         Extension("stream_cleaner._native.decoding", [pyx("decoding")],
                   extra_compile_args=["-O2"]),
+        # fastText's float sums, products and sigmoid as it rounds them: no fused multiply-add
+        Extension("stream_cleaner._native.langid", [pyx("langid")], language="c++",
+                  extra_compile_args=["-O2", "-ffp-contract=off"]),
         Extension("stream_cleaner._native.record_batch", [pyx("record_batch")],
                   include_dirs=[str(native)], extra_compile_args=["-O2"]),
         Extension(

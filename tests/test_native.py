@@ -266,6 +266,42 @@ def test_native_language_helpers_equal_their_references(native):
         fast.longest(["a"], 9)
 
 
+def test_native_langid_predicts_what_fasttext_predicts(native):
+    """`langid.Predictor` gives fastText's label and probability, to the bit: on the block
+    texts of CleanEval dev and the samples, as the identifier cuts them, and on random text of
+    many scripts with every separator fastText knows, labels and end-of-sentence tokens."""
+    from stream_cleaner.fasttext_file import read_fasttext
+    from stream_cleaner.language import SAMPLE_CHARS, VOTE_CHARS, _model_file, identifier
+
+    fasttext_model = identifier().model  # the wheel: the reference
+    with _model_file() as path:
+        predictor = native["langid"].Predictor(read_fasttext(path))
+
+    def reference(text):
+        labels, scores = fasttext_model.predict(text, k=1)
+        return (labels[0], scores[0]) if labels else None
+
+    texts = []
+    pages = [p.read_bytes() for p in sorted(cleaneval_dir("dev").glob("*.html"))[:40]]
+    pages += [p.read_bytes() for p in sorted(SAMPLES.glob("*.html"))]
+    for page in pages:
+        for block in parse.parse_blocks(decode_body(page).text):
+            for size in (VOTE_CHARS, SAMPLE_CHARS):
+                texts.append(" ".join(block.text[: 2 * size].split())[:size])
+    rnd = random.Random(7)
+    alphabet = list("abcdefghij ABC éüñßøЖжЯя中文日本語한국어ไทย")
+    alphabet += list("العربيةעבריתελληνικά.,!?'-0123456789_<>/")
+    alphabet += [" ", " ", "\t", "\r", "\v", "\f", "\0", "__label__en", "</s>", "__label__x"]
+    for _ in range(3000):
+        texts.append("".join(rnd.choices(alphabet, k=rnd.randint(0, 60))))
+    texts += ["", " ", "</s> words after the end are not read", "__label__de Wort"]
+    assert len(texts) > 5000
+    for text in texts:
+        assert predictor.predict(text) == reference(text), text
+    with pytest.raises(ValueError):
+        predictor.predict("one line\nat a time")
+
+
 def test_native_walk_decodes_text_nodes_as_python_does(native):
     """The walk decodes lexbor's UTF-8 itself: well-formed or not (bytes handed to lexbor
     as they are), each block is what Python's ``decode("utf-8", "replace")`` of its nodes

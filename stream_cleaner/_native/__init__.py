@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 BUILT_FOR = Path(__file__).parent / "built_for.json"
 MODULES = (
     "lexbor_walk", "sentences", "signatures", "trees", "text_features", "kenlm_score",
-    "record_batch", "decoding", "sequence", "page_structure",
+    "record_batch", "decoding", "sequence", "page_structure", "langid",
 )  # fmt: skip
 
 
