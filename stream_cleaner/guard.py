@@ -42,6 +42,7 @@ Chinese, Japanese or Thai, which write no spaces between words, by its character
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -127,6 +128,7 @@ _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII, _DEPTH, _OPENED = (
     for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii",
               "depth", "tags_opened")
 )  # fmt: skip
+_CLASS_WORDS = operator.attrgetter("class_words")
 
 
 class GuardReason:
@@ -243,16 +245,21 @@ def drop_comments(
         page_type: the page's type (`page_types.classify_page`; ``""``: not named).
     """
     bits, _ = _outside_marks(("comment",), ())
-    marked = [bool(b.class_words & bits) for b in blocks]
-    if not any(m and c for m, c in zip(marked, content, strict=True)):
+    # as arrays: a page's hundred blocks cost more in Python's loops than in these calls
+    codes = np.fromiter(map(_CLASS_WORDS, blocks), dtype=np.uint64, count=len(blocks))
+    marked = (codes & np.uint64(bits)) != 0
+    kept_blocks = np.asarray(content, dtype=bool)
+    if len(kept_blocks) != len(marked):
+        raise ValueError("one decision per block")
+    if not (marked & kept_blocks).any():
         return list(content)
     words = _words(features)
     _, kept = main_prose(content, features, words)
-    outside = kept & ~np.asarray(marked, dtype=bool)
+    outside = kept & ~marked
     limit = COMMENTS_BESIDE_ARTICLE_WORDS if page_type == "article" else COMMENTS_BESIDE_PROSE_WORDS
     if float(words[outside].sum()) < limit:
         return list(content)
-    return [c and not m for c, m in zip(content, marked, strict=True)]
+    return (kept_blocks & ~marked).tolist()
 
 
 def guard_content(
