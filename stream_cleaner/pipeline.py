@@ -19,11 +19,13 @@ language-independent features only) must also call a block content on such a pag
 
 from __future__ import annotations
 
+import array
 import bisect
 import dataclasses
 import functools
 import itertools
 import operator
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -562,7 +564,8 @@ class _Run:
         """Each sentence's score by the model of its language, as columns (`lm.ScoreColumns`),
         and the positions of the sentences whose language has no model (scored
         ``(0.0, tokens, 0)``). A page of more than `SCORE_SLICE_CHARS` characters is scored in
-        slices of sentences, the deadline looked at between them."""
+        slices of sentences (`_slices`: text with ideographs counts more), the deadline looked
+        at between them."""
         ranges = _slices(texts, SCORE_SLICE_CHARS)
         if len(ranges) == 1:
             return self._score_slice(texts, languages)
@@ -646,19 +649,39 @@ class _Run:
 
 
 _SENTENCE_FIELDS = tuple(field.name for field in dataclasses.fields(ScoredSentence))
-# Characters of sentences scored between two looks at the deadline: about 8 ms of CPU for CJK
-# text that no model scores (normalised by regex, one call per ideograph), less for the rest.
-# Slicing changes no score, and costs nothing measurable (bench/core_ab.py).
-SCORE_SLICE_CHARS = 1 << 13
+# Characters of sentences scored between two looks at the deadline, a character of a text
+# with ideographs counting `IDEOGRAPH_COST` times: 64,000 characters of a language without a
+# model are normalised by regex (to count their tokens) in 2.7 ms (Russian) to 6.9 (Thai) but
+# 34 ms in Japanese, an ideograph at a time; English, scored natively, takes 2-3 ms. So the
+# deadline is looked at every 7 ms of CPU or so. Slicing changes no score, but it is not free:
+# at 8,192 characters of any text (1,630 slices for CleanEval test's 684 pages, 696 now)
+# `auto` took 4-5 % more CPU a page (bench/core_ab.py, both orders, 2026-11-30).
+SCORE_SLICE_CHARS = 1 << 16
+IDEOGRAPH_COST = 8
+# from the CJK radicals up: the scripts whose every character the regex makes a token
+_IDEOGRAPHS = re.compile("[\u2e80-\U0010ffff]")
+_IDEOGRAPH_BOUNDS = array.array("I", [0x2E80, 0x10FFFF])
 
 
-def _slices(texts: Sequence[str], max_chars: int) -> list[tuple[int, int]]:
+def _slices(texts: list[str], max_chars: int) -> list[tuple[int, int]]:
     """Consecutive ranges ``(start, end)`` of ``texts`` that cover them all, each of at most
-    ``max_chars`` characters (or of one longer text)."""
+    ``max_chars`` characters (or of one longer text), where each character of a text with a
+    code point from U+2E80 up (`_IDEOGRAPHS`) counts `IDEOGRAPH_COST` times."""
     n = len(texts)
-    if sum(map(len, texts)) <= max_chars:  # most pages: a C loop, no list
+    chars = sum(map(len, texts))  # most pages: C loops, no list
+    if chars * IDEOGRAPH_COST <= max_chars:
         return [(0, n)]
-    ends = list(itertools.accumulate(map(len, texts)))
+    fast = native_module("text_features")
+    if fast is not None:
+        slow = fast.with_code_points(texts, 1, _IDEOGRAPH_BOUNDS)
+    else:
+        slow = [i for i, text in enumerate(texts) if _IDEOGRAPHS.search(text)]
+    if not slow and chars <= max_chars:
+        return [(0, n)]
+    lengths = list(map(len, texts))
+    for i in slow:
+        lengths[i] *= IDEOGRAPH_COST
+    ends = list(itertools.accumulate(lengths))
     ranges = []
     start = 0
     while start < n:

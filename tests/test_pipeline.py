@@ -437,7 +437,7 @@ def test_a_long_page_is_scored_in_slices_with_the_same_scores(monkeypatch):
 
     english = "<p>A river is a natural stream of water. The council met on Monday.</p>"
     chinese = "<p>河流是天然的水道。图书馆在城市的中心。</p>"
-    body = "<html><body>" + (english * 3 + chinese) * 400 + "</body></html>"
+    body = "<html><body>" + (english * 3 + chinese) * 1200 + "</body></html>"
     settings = CleanerSettings(model_path=TINY, mode="perplexity")
     sliced = clean_document(body, settings=settings)
     assert len(pipeline._slices([s.text for s in sliced.sentences], pipeline.SCORE_SLICE_CHARS)) > 3
@@ -447,6 +447,32 @@ def test_a_long_page_is_scored_in_slices_with_the_same_scores(monkeypatch):
     assert sliced.sentences == whole.sentences
     assert {s.language for s in whole.sentences} == {"en", "zh"}
     assert any(s.perplexity is None for s in whole.sentences)  # Chinese: no model
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_text_with_ideographs_is_scored_in_smaller_slices(native, monkeypatch):
+    """`pipeline._slices`: sentences `SCORE_SLICE_CHARS` characters at a time (scored natively,
+    or normalised by a few regex calls a sentence), text with ideographs `IDEOGRAPH_COST` times
+    fewer (normalised an ideograph at a time); every sentence once, in order."""
+    from stream_cleaner import pipeline
+
+    if not native:
+        monkeypatch.setattr(pipeline, "native_module", lambda name: None)
+    english = [("The council met on Monday ’til late — café " * 24)[:1000]] * 200
+    assert len(english[0]) == 1000
+    assert pipeline._slices(english[:60], pipeline.SCORE_SLICE_CHARS) == [(0, 60)]
+    assert len(pipeline._slices(english, pipeline.SCORE_SLICE_CHARS)) == 4
+    chinese = ["河" * 1000] * 200
+    ranges = pipeline._slices(chinese, pipeline.SCORE_SLICE_CHARS)
+    assert len(ranges) == 200 * pipeline.IDEOGRAPH_COST * 1000 // pipeline.SCORE_SLICE_CHARS + 1
+    assert [i for start, end in ranges for i in range(start, end)] == list(range(200))
+    assert pipeline._slices(chinese[:8], pipeline.SCORE_SLICE_CHARS) == [(0, 8)]
+    # one sentence with an ideograph among English ones: it alone counts more
+    mixed = [*english[:40], "東京 " + "x" * 995, *english[:40]]
+    assert [end - start for start, end in pipeline._slices(mixed, pipeline.SCORE_SLICE_CHARS)] == [
+        58,
+        23,
+    ]
 
 
 GIANT_JUNK = {
