@@ -134,7 +134,7 @@ WARM_UP_SAMPLES = ("news-article.html", "german-news.html")
 
 def warm_up(settings: CleanerSettings, model: LanguageModel) -> None:
     """Clean the `WARM_UP_SAMPLES` once, so that what the first pages would load lazily is
-    loaded before the worker reports ready: fastText's language model, the block labellers,
+    loaded before the worker reports ready: the language identifier's model, the block labellers,
     the modules imported on first use. Without it the first batch paid about 0.4 s for them.
     """
     from importlib import resources

@@ -284,9 +284,9 @@ def test_clean_one_turns_an_exception_into_an_internal_error_dead_letter(monkeyp
 
 
 def test_loading_the_models_warms_up_what_the_first_page_would_load():
-    """`load_models_now` (before the worker reports ready) also loads fastText and the mode's
-    labeller, which the first batch would otherwise load while its pages wait; in a fresh
-    process, where nothing was loaded before."""
+    """`load_models_now` (before the worker reports ready) also loads the language
+    identifier's model and the mode's labeller, which the first batch would otherwise load
+    while its pages wait; in a fresh process, where nothing was loaded before."""
     import subprocess
     import sys
 
@@ -294,9 +294,9 @@ def test_loading_the_models_warms_up_what_the_first_page_would_load():
 from stream_cleaner import labeller, language
 from stream_cleaner.settings import CleanerSettings
 from stream_cleaner.streaming.agents import load_models_now
-assert language.identifier()._model is None and not labeller._labellers
+assert language.identifier()._predict is None and not labeller._labellers
 load_models_now(CleanerSettings(mode="corpus"))
-print(language.identifier()._model is not None, sorted(labeller._labellers))
+print(language.identifier()._predict is not None, sorted(labeller._labellers))
 """
     done = subprocess.run(
         [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
