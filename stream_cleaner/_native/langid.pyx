@@ -408,53 +408,57 @@ cdef inline void _prefetch_row(const Rows *rows, int i) noexcept nogil:
         __builtin_prefetch(rows.norm_codes + i)
 
 
-cdef inline void _add_row(const Rows *rows, float *x, int i) noexcept nogil:
-    """``addRowToVector``: dense, ``x[j] += row[j]``; quantised, ``x[j] += norm * c[j]``
-    (``ProductQuantizer::addcode``; the norm 1 without quantised norms)."""
-    cdef int j, m, n, width
+cdef inline float _norm(const Rows *rows, int i) noexcept nogil:
+    """A quantised row's norm (``npq_->get_centroids(0, norm_codes_[i])[0]``), 1 without."""
+    return rows.norm_centroids[rows.norm_codes[i]] if rows.norm_codes != NULL else 1.0
+
+
+cdef inline float _centroids(const Rows *rows, int i, float *x, float alpha,
+                             bint add) noexcept nogil:
+    """Row ``i`` of a quantised matrix, one sub-quantiser's centroid ``c`` after the other:
+    with ``add``, ``x[j] += alpha * c[j]`` (``ProductQuantizer::addcode``); without, the sum
+    of ``x[j] * c[j]``, returned (``mulcode``'s, before its norm)."""
+    cdef int m, n, width = rows.dsub
+    cdef const unsigned char *code = rows.codes + <size_t> i * rows.nsubq
     cdef const float *c
-    cdef const unsigned char *code
-    cdef float alpha = 1.0
-    if rows.values != NULL:
-        c = rows.values + <size_t> i * rows.dim
-        for j in range(rows.dim):
-            x[j] += c[j]
-        return
-    if rows.norm_codes != NULL:
-        alpha = rows.norm_centroids[rows.norm_codes[i]]
-    code = rows.codes + <size_t> i * rows.nsubq
-    width = rows.dsub
+    cdef float d = 0.0
     for m in range(rows.nsubq):
-        c = _centroid(rows, m, code[m])
         if m == rows.nsubq - 1:
             width = rows.lastdsub
+        c = _centroid(rows, m, code[m])
         for n in range(width):
-            x[m * rows.dsub + n] += alpha * c[n]
+            if add:
+                x[m * rows.dsub + n] += alpha * c[n]
+            else:
+                d += x[m * rows.dsub + n] * c[n]
+    return d
+
+
+cdef inline void _add_row(const Rows *rows, float *x, int i) noexcept nogil:
+    """``addRowToVector``: dense, ``x[j] += row[j]``; quantised, ``addcode`` with the row's
+    norm."""
+    cdef int j
+    cdef const float *c
+    if rows.values == NULL:
+        _centroids(rows, i, x, _norm(rows, i), True)
+        return
+    c = rows.values + <size_t> i * rows.dim
+    for j in range(rows.dim):
+        x[j] += c[j]
 
 
 cdef inline float _dot_row(const Rows *rows, const float *x, int i) noexcept nogil:
-    """``dotRow``: dense, the sum of ``row[j] * x[j]``; quantised, ``ProductQuantizer::
-    mulcode``'s sum of ``x[j] * c[j]`` times the norm."""
-    cdef int j, m, n, width
+    """``dotRow``: dense, the sum of ``row[j] * x[j]``; quantised, ``mulcode``'s sum times
+    the row's norm."""
+    cdef int j
     cdef const float *c
-    cdef const unsigned char *code
-    cdef float d = 0.0, alpha = 1.0
-    if rows.values != NULL:
-        c = rows.values + <size_t> i * rows.dim
-        for j in range(rows.dim):
-            d += c[j] * x[j]
-        return d
-    if rows.norm_codes != NULL:
-        alpha = rows.norm_centroids[rows.norm_codes[i]]
-    code = rows.codes + <size_t> i * rows.nsubq
-    width = rows.dsub
-    for m in range(rows.nsubq):
-        c = _centroid(rows, m, code[m])
-        if m == rows.nsubq - 1:
-            width = rows.lastdsub
-        for n in range(width):
-            d += x[m * rows.dsub + n] * c[n]
-    return d * alpha
+    cdef float d = 0.0
+    if rows.values == NULL:
+        return _centroids(rows, i, <float *> x, 0.0, False) * _norm(rows, i)
+    c = rows.values + <size_t> i * rows.dim
+    for j in range(rows.dim):
+        d += c[j] * x[j]
+    return d
 
 
 cdef inline float _std_log(float x) noexcept nogil:
