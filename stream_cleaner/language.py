@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import array
 import importlib.util
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +28,8 @@ from typing import Any
 
 from ._native import native_module
 from .fasttext_file import read_fasttext
+
+log = logging.getLogger(__name__)
 
 UNKNOWN = "und"  # ISO 639-2 "undetermined"
 # Below this confidence the answer is `UNKNOWN`.
@@ -145,7 +148,13 @@ class LanguageIdentifier:
         ``predict(text, k=1)``: ``__label__en``...), or ``None`` when the model gives none."""
         if self._predict is None:
             fast = native_module("langid")
-            if fast is None:
+            if fast is not None:
+                with self._lock, _model_file() as path:
+                    try:
+                        self._predict = fast.Predictor(read_fasttext(path)).predict
+                    except ValueError:  # a model file it does not read: fastText reads it
+                        log.warning("%s: predicted by fastText, not natively", path)
+            if self._predict is None:
                 model = self.model
 
                 def predict(text: str) -> tuple[str, float] | None:
@@ -153,10 +162,6 @@ class LanguageIdentifier:
                     return (labels[0], float(scores[0])) if labels else None
 
                 self._predict = predict
-            else:
-                with self._lock, _model_file() as path:
-                    if self._predict is None:
-                        self._predict = fast.Predictor(read_fasttext(path)).predict
         return self._predict
 
     def identify(self, text: str, *, max_chars: int = SAMPLE_CHARS) -> Language:

@@ -121,3 +121,19 @@ def test_a_file_that_is_no_fasttext_classifier_is_refused(tmp_path):
     not_a_model.write_bytes(b"\x00" * 64)
     with pytest.raises(ValueError, match="not a fastText model"):
         read_fasttext(not_a_model)
+
+
+def test_a_model_file_the_native_predictor_does_not_read_is_left_to_fasttext(monkeypatch, caplog):
+    from stream_cleaner import language
+    from stream_cleaner._native import native_module
+
+    def refuse(path):
+        raise ValueError(f"{path}: only supervised hierarchical softmax models are read")
+
+    monkeypatch.setattr(language, "read_fasttext", refuse)
+    fresh = LanguageIdentifier()
+    with caplog.at_level("WARNING", logger="stream_cleaner.language"):
+        assert fresh.identify(PAGES["de"]) == identifier().identify(PAGES["de"])
+    assert fresh._model is not None  # the fastText wheel answered
+    if native_module("langid") is not None:
+        assert "predicted by fastText, not natively" in caplog.text
