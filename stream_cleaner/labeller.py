@@ -952,6 +952,7 @@ def label_blocks(
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
+    check_deadline(deadline, "while labelling")  # 30 ms for 20,000 blocks
     # the elements the structure features and the score context both read: found once, from
     # the tag path prefixes the rows already count
     depths = row_depths(features, _INDEX) if labeller.structure_features else None

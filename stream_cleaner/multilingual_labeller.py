@@ -62,8 +62,11 @@ def _array(spec: dict[str, Any]) -> np.ndarray:
 # Rows of the recurrence between two looks at the page's deadline: about 10 ms of CPU with the
 # shipped networks (a page of 100,000 blocks takes 1.5 s or more in C).
 RECURRENCE_STEPS = 256
-# Rows projected at once (`SequenceLayer.network_logits`), the deadline looked at between them.
-PROJECTION_ROWS = 2_048
+# Rows projected at once (`SequenceLayer.network_logits`), the deadline looked at between them:
+# about 3 ms of CPU with the shipped networks (2,048 rows took 12 ms, and 50-70 on a loaded host,
+# past the tenth of a budget `tests/test_budget.py` allows). The projections are the same, bit
+# for bit, whatever the slices' size, as long as they are equal.
+PROJECTION_ROWS = 512
 
 
 class SequenceLayer:
@@ -114,9 +117,9 @@ class SequenceLayer:
         n, hid, dirs = len(features), self.hidden, len(self.w_hh)
         gates = np.empty((n, dirs, 3 * hid))
         with _one_blas_thread():
-            # in slices of rows, the deadline looked at between them: 0.5 s for 100,000 rows.
-            # Slices of equal size: a last one of a single row is a matrix-vector product, whose
-            # sums BLAS rounds differently
+            # in slices of rows (`PROJECTION_ROWS`), the deadline looked at between them; of
+            # equal size: a last one of a single row is a matrix-vector product, whose sums BLAS
+            # rounds differently
             slices = -(-n // PROJECTION_ROWS)
             bounds = [n * i // slices for i in range(slices + 1)]
             for start, end in itertools.pairwise(bounds):
