@@ -1,10 +1,12 @@
 import json
 import math
 import re
+import unicodedata
 
 import kenlm
 import pytest
 
+from stream_cleaner import lm
 from stream_cleaner.lm import (
     NORMALIZATION_VERSION,
     KenlmToolsMissing,
@@ -47,6 +49,23 @@ def test_normalize_many_equals_normalize_one_by_one():
     for text, normalized in zip(texts, batch, strict=True):
         expected = " ".join(reference.findall(re.sub(r"\d", "0", text.lower().translate(fold))))
         assert normalized == expected
+
+
+def test_ideographs_and_kana_are_a_token_each_and_combining_marks_stay_apart():
+    """Runs of ideographs and kana are spaced at once (`lm._CJK`); the two combining kana
+    marks, which that pattern leaves out, end as tokens of their own between spaced
+    neighbours and stay with a letter of another script, as a character at a time did."""
+    assert normalize("ガイド東京タワー。東京abc京都12") == (
+        "ガ イ ド 東 京 タ ワ ー 。 東 京 abc 京 都 00"
+    )
+    assert normalize("か\u3099き\u309aく a\u3099b") == "か \u3099 き \u309a く a\u3099b"
+    blocks = re.findall(r"\\u(....)-\\u(....)", lm._CJK.pattern.encode("unicode_escape").decode())
+    marks = [
+        c for a, b in blocks for c in range(int(a, 16), int(b, 16) + 1)
+        if unicodedata.category(chr(c)).startswith("M")
+    ]  # fmt: skip
+    # this Python's Unicode data puts no other combining mark in those blocks
+    assert len(blocks) == 5 and marks == []
 
 
 def test_perplexity_counts_the_end_of_sentence():
