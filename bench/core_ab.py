@@ -32,19 +32,27 @@ import subprocess
 import sys
 from pathlib import Path
 
+BENCH = str(Path(__file__).resolve().parent)
 CHILD = r"""
 import hashlib, json, sys, time
+MULTIBOILERNET = {"zh": "cleaneval/zh", "jp": "jp", "thai": "thai"}
 from stream_cleaner import CleanerSettings, RawDocument, clean_document
 from stream_cleaner.evaluate import read_cleaneval, read_pages
 
-root, mode, sets = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-pages = []
+root, mode, sets, bench = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4]
+raws = []
 for name in sets:
     if name in ("dragnet", "modern2026"):
-        pages += read_pages(f"{root}/{name}", layout="generic")
+        pages = read_pages(f"{root}/{name}", layout="generic")
+    elif name in MULTIBOILERNET:  # rebuilt from rows by this script's bench/, for every tree
+        sys.path.insert(0, bench)
+        from multilingual import load_set
+        from multilingual_pipeline import page_html
+        raws += [RawDocument(body=page_html(p)) for p in load_set(MULTIBOILERNET[name])]
+        continue
     else:
-        pages += read_cleaneval(f"{root}/cleaneval/{name.removeprefix('cleaneval-')}")
-raws = [RawDocument(body=p.raw) for p in pages]
+        pages = read_cleaneval(f"{root}/cleaneval/{name.removeprefix('cleaneval-')}")
+    raws += [RawDocument(body=p.raw) for p in pages]
 settings = CleanerSettings().with_options(mode=mode)
 print(len(raws), flush=True)
 
@@ -74,8 +82,10 @@ def main() -> None:
         "--mode", action="append", help="auto, corpus, article... (default: all three)"
     )
     parser.add_argument(
-        "--sets", default="dragnet", help="dragnet,modern2026,cleaneval-dev,cleaneval-test"
-    )
+        "--sets", default="dragnet",
+        help="dragnet,modern2026,cleaneval-dev,cleaneval-test; zh,jp,thai: MultiBoilerNet's "
+        "pages rebuilt from their rows (bench/multilingual_pipeline.py)",
+    )  # fmt: skip
     parser.add_argument("--data", default=str(Path(__file__).resolve().parent.parent / ".cache"
                                               / "data"))  # fmt: skip
     parser.add_argument("--core", type=int, default=0, help="the core every process runs on")
@@ -98,8 +108,8 @@ def main() -> None:
         for tree, tree_mode in zip(trees, own, strict=True):
             env = {**os.environ, "PYTHONPATH": str(tree)}
             children.append(subprocess.Popen(
-                [sys.executable, "-c", CHILD, args.data, tree_mode or mode, args.sets], cwd=tree,
-                env=env,
+                [sys.executable, "-c", CHILD, args.data, tree_mode or mode, args.sets, BENCH],
+                cwd=tree, env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             ))  # fmt: skip
         counts = {int(child.stdout.readline()) for child in children}  # type: ignore[union-attr]
