@@ -949,6 +949,7 @@ def label_blocks(
     """
     labeller = load_labeller(mode, labeller_path)
     log10_probs, n_tokens, n_oov = scores
+    check_deadline(deadline, "while labelling")
     features = block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
