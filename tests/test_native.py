@@ -433,6 +433,20 @@ def test_native_scorer_memo_tables_are_given_back(native, default_model):
     assert resident_kb() - before < 4 * 7_300  # 40 scorers kept would be 290 MB
 
 
+def test_native_scorer_made_again_for_another_model_forgets_the_first(
+    native, default_model, tiny_model
+):
+    """A scorer's second ``__init__``, for another model, clears the word ids it memoised for
+    the first: its scores are a new scorer's."""
+    texts = ["the council met on monday .", "a river is a natural stream of water ."]
+    scorer = native["kenlm_score"].PageScorer(default_model.model)
+    first = scorer.score_texts(texts, SentenceScore, normalize_many)
+    scorer.__init__(tiny_model.model)
+    fresh = native["kenlm_score"].PageScorer(tiny_model.model)
+    again = scorer.score_texts(texts, SentenceScore, normalize_many)
+    assert again == fresh.score_texts(texts, SentenceScore, normalize_many) != first
+
+
 def test_native_scorer_gives_the_same_scores_to_threads_at_once(native, default_model):
     """The scorer scores without the GIL, behind a lock of its own: four threads sharing one
     scorer (and so its memo tables) each get exactly the single-threaded scores."""

@@ -336,9 +336,6 @@ cdef class Predictor:
                 break  # the newline's, or one in the text: the line ends there
         self._resolve(rows, 0)
 
-    cdef float _dot(self, const float *hidden, int row) noexcept nogil:
-        return _dot_row(&self.output, hidden, row)
-
     cdef void _dfs(self, int node, float score, const float *hidden, float floor,
                    int *best, float *best_score) noexcept nogil:
         """``HierarchicalSoftmaxLoss::dfs`` with k=1: the best leaf so far in ``best``."""
@@ -351,7 +348,7 @@ cdef class Predictor:
             best[0] = node  # a tie replaces the leaf before: std::pop_heap's order
             best_score[0] = score
             return
-        f = self._dot(hidden, node - self.osz)
+        f = _dot_row(&self.output, hidden, node - self.osz)
         f = <float> (1.0 / <double> (<float> 1 + expf(-f)))
         self._dfs(self.left[node], score + _std_log(<float> (1.0 - <double> f)), hidden,
                   floor, best, best_score)
