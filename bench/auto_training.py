@@ -279,6 +279,12 @@ test, the multilingual sets) was read:
    Shipped unless one of the three loses more than 0.005 against the tree before, or a
    Latin-script set (CleanEval test, the Dragnet test split, the 2026 pages) moves by more
    than 0.001 (a check, not a choice among variants).
+   Not shipped: Thai loses 0.0055 (0.9096 -> 0.9041), past the 0.005 allowed, while Chinese
+   gains 0.0128 (0.8323 -> 0.8450) and Japanese 0.0179 (0.8262 -> 0.8441); the Latin-script
+   sets were not run. The candidate (``page_structure.feature_words``, applied to the words
+   of both feature paths, native and numpy) was taken out again, and the synthetic page
+   still loses both paragraphs. What would decide it honestly is labelled pages in those
+   scripts to train and choose on, which this project does not hold.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \

@@ -952,12 +952,15 @@ def test_native_page_features_equal_numpy_on_random_pages(native, monkeypatch):
     # bullet shapes and near misses, letters that fold to a-z, non-ASCII digits
     words += ["o", "O", "a)", "12)", "123.", "1234.", "K.", "\u212a.", "\u017f)", "\u0663.", "*",
               "+", ">", "\u00bb", "\u00b7", "x\u00a0", "7\u3000", "ab."]  # fmt: skip
+    # and runs of ideographs, kana and Thai: blocks written without spaces
+    words += ["\u6cb3\u6d41\u4ece\u5c71\u4e0a\u6d41\u4e0b\u6765", "\u6771\u4eac\u306e\u591c",
+              "\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22", "\u3002"]  # fmt: skip
     for _ in range(300):
         n = rnd.randint(1, 30)
         blocks = []
         for i in range(n):
             path = rnd.choice(paths)
-            text = " ".join(rnd.choices(words, k=rnd.randint(1, 12)))
+            text = rnd.choice([" ", " ", " ", ""]).join(rnd.choices(words, k=rnd.randint(1, 12)))
             in_link = "a" in path.split()
             flags = (in_link, "h2" in path, "li" in path, "td" in path, "form" in path)
             blocks.append(Block(i, text, rnd.choice(tags), path, len(path.split()),
