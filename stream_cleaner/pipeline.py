@@ -651,16 +651,17 @@ class _Run:
 _SENTENCE_FIELDS = tuple(field.name for field in dataclasses.fields(ScoredSentence))
 # Characters of sentences scored between two looks at the deadline, a character of a text
 # with ideographs counting `IDEOGRAPH_COST` times: 64,000 characters of a language without a
-# model are normalised by regex (to count their tokens) in 2.7 ms (Russian) to 6.9 (Thai) but
-# 34 ms in Japanese, an ideograph at a time; English, scored natively, takes 2-3 ms. So the
-# deadline is looked at every 7 ms of CPU or so. Slicing changes no score, but it is not free:
+# model are normalised by regex (to count their tokens) in 2.7 ms (Russian) to 6.9 (Thai); in
+# Japanese 34 ms when this was chosen, an ideograph at a time, 11 ms since `lm` spaces a run
+# of them at once (so a slice of ideographs now takes 1.5 ms, and a smaller cost would do);
+# English, scored natively, takes 2-3 ms. Slicing changes no score, but it is not free:
 # at 8,192 characters of any text (1,630 slices for CleanEval test's 684 pages, 696 now)
 # `auto` took 4-5 % more CPU a page (bench/core_ab.py, both orders, 2026-11-30).
 SCORE_SLICE_CHARS = 1 << 16
 IDEOGRAPH_COST = 8
 # from the CJK radicals up: the scripts whose every character the regex makes a token
-_IDEOGRAPHS = re.compile("[\u2e80-\U0010ffff]")
 _IDEOGRAPH_BOUNDS = array.array("I", [0x2E80, 0x10FFFF])
+_IDEOGRAPHS = re.compile(f"[{chr(_IDEOGRAPH_BOUNDS[0])}-{chr(_IDEOGRAPH_BOUNDS[1])}]")
 
 
 def _slices(texts: list[str], max_chars: int) -> list[tuple[int, int]]:
