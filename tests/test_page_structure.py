@@ -341,6 +341,26 @@ def test_the_second_trigger_capped_leaves_a_page_that_keeps_enough_prose(tiny_mo
     assert guard_content(article, blocks, features, main_in)[1] == GuardReason.CONTENT_LOSS
 
 
+def test_the_run_trigger_limited_by_the_prose_kept_over_the_page(tiny_model, monkeypatch):
+    # an article's first paragraph (64 words) kept, its second (231) dropped: a run of 295
+    # words kept less than half, so the guard steps in, unless rule 23's limits (off as
+    # shipped) find that the decision keeps enough prose over the page
+    html = f"<body><article><p>{ARTICLE}</p></article><div><p>{LONG}</p></div></body>"
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    article = [True, False]
+    assert guard_content(article, blocks, features) == ([True, True], GuardReason.CONTENT_LOSS)
+    monkeypatch.setattr(guard, "PAGE_KEPT_WORDS", 60)
+    assert guard_content(article, blocks, features) == (article, None)
+    monkeypatch.setattr(guard, "PAGE_KEPT_WORDS", 70)
+    assert guard_content(article, blocks, features)[1] == GuardReason.CONTENT_LOSS
+    monkeypatch.setattr(guard, "PAGE_KEPT_WORDS", None)
+    monkeypatch.setattr(guard, "PAGE_KEPT_SHARE", 0.2)  # 64 words against 59
+    assert guard_content(article, blocks, features) == (article, None)
+    monkeypatch.setattr(guard, "PAGE_KEPT_SHARE", 0.5)
+    assert guard_content(article, blocks, features)[1] == GuardReason.CONTENT_LOSS
+
+
 def test_the_labeller_that_reads_the_page_structure_says_where_its_main_element_is(tiny_model):
     html = f"<body><nav><a href='/'>Home</a></nav><main><p>{LONG}</p><p>{LONG}</p></main></body>"
     blocks = parse_blocks(html)
