@@ -219,7 +219,7 @@ def test_the_guard_leaves_readers_comments_dropped(tiny_model):
     assert guard_content(content, blocks, features) == (content, None)
 
 
-def test_the_guard_keeps_the_main_element_too_where_the_labeller_knows_it(tiny_model):
+def test_the_guard_keeps_the_main_element_too_where_the_labeller_knows_it(tiny_model, monkeypatch):
     html = (
         "<body><nav><a href='/'>Home</a></nav><main>"
         f"<p>{LONG}</p><p>{LONG}</p><ul><li>Weight: 2 kg</li><li>Colour: blue</li></ul>"
@@ -237,6 +237,20 @@ def test_the_guard_keeps_the_main_element_too_where_the_labeller_knows_it(tiny_m
                                                                   "Colour: blue"]  # fmt: skip
     # without the main element: the run alone
     kept, _ = guard_content(dropped, blocks, features)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [LONG, LONG]
+    # rule 24's limit (off as shipped): a main element of 99 % of the page's words (the menu's
+    # link counts none) is kept beside the run under a limit of all of them, not of half
+    blocks = parse_blocks(html.replace("<main>", "<p>Open from nine to five.</p><main>"))
+    texts = [b.text for b in blocks]
+    features = _features(blocks, tiny_model)
+    main_in = np.array([text not in ("Home", "Open from nine to five.") for text in texts])
+    dropped = [False] * len(blocks)
+    monkeypatch.setattr(guard, "MAIN_MAX_PAGE_SHARE", 1.0)
+    kept, _ = guard_content(dropped, blocks, features, main_in)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [LONG, LONG, "Weight: 2 kg",
+                                                                  "Colour: blue"]  # fmt: skip
+    monkeypatch.setattr(guard, "MAIN_MAX_PAGE_SHARE", 0.5)
+    kept, _ = guard_content(dropped, blocks, features, main_in)
     assert [t for t, k in zip(texts, kept, strict=True) if k] == [LONG, LONG]
 
 
