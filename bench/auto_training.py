@@ -285,7 +285,7 @@ test, the multilingual sets) was read:
    of both feature paths, native and numpy) was taken out again, and the synthetic page
    still loses both paragraphs. What would decide it honestly is labelled pages in those
    scripts to train and choose on, which this project does not hold.
-23. Written 2026-11-30 (04:50), before its figures, after GoogleTrends val's pages were read
+23. Written 2026-11-30 (04:42), before its figures, after GoogleTrends val's pages were read
    (30 pages BoilerNet kept for validation, in no training or test set here): on one of them
    the guard took `auto`'s output from F1 0.71 to 0.07 (650 words kept, 88 % of the gold, to
    11,555): the page's longest run of prose was not its article, and the guard kept that run
@@ -307,7 +307,7 @@ test, the multilingual sets) was read:
    and the 2026 pages): on pages unlike its training sets the labeller keeps a few hundred
    words of the wrong prose, and the guard's run is the article. GoogleTrends val would have
    gained 0.721 to 0.743 with any of them (that one page).
-24. Written 2026-11-30 (04:47), after rule 23's figures, before its own: on that GoogleTrends
+24. Written 2026-11-30 (04:44), after rule 23's figures, before its own: on that GoogleTrends
    val page the guard's run alone gives F1 0.53 (1,038 words); keeping the main element too
    gives 0.07 (11,555 words): on a page without a `main` or `article` element the main element
    `page_structure` finds can be most of the page. Rule 2 chose to keep it (4 pages lost
