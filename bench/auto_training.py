@@ -344,6 +344,12 @@ test, the multilingual sets) was read:
    the 2026 pages alone moving), but in the site folds Dragnet train loses 0.003 / 0.012 /
    0.034 (0.9065 to 0.9037 / 0.8948 / 0.8725): where `auto` rightly keeps a short article,
    the corpus labeller keeps its readers' comments and the page's other running text too.
+26. Written 2026-11-30 (04:53), after rule 25's figures, before its own: rule 25's candidates,
+   but the corpus labeller's blocks join the decision only outside the parts the guard takes
+   no run of prose from (`guard.outside`: comment-marked parts, `nav`, `aside` and `footer`
+   elements, the nav, sidebar, footer and overlay class words counting only below the main
+   element as the guard counts them, legal notices): the readers' comments rule 25 brought
+   back. W = 50, 100 or 200 words, chosen as rule 25 chose.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \
