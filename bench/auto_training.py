@@ -365,7 +365,7 @@ test, the multilingual sets) was read:
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py marks          # rule 14 (--rule 15)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py kept-prose     # rule 23
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py main-share     # rule 24
-    PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py corpus-join    # rule 25
+    PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py corpus-join    # rule 25 (--rule 26)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py weights        # rule 16 (~40 min)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py threshold      # rule 17
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py trees          # rule 19 (~10 min)
@@ -1091,8 +1091,8 @@ def main_share(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = 
 def bounded_limits(
     peer_outputs: Path, candidate: str, threshold: float, what: str, variants: dict
 ) -> None:
-    """Rules 23 to 25: the shipped rules with each variant's `guard` settings (a dict), or
-    the shipped rules and then the variant (a function of the pages and their decisions), on
+    """Rules 23 to 26: the shipped rules with each variant's `guard` settings (a dict), and
+    then the variant's function of the pages and their decisions (or a pair of both), on
     the candidate's decisions with each set held out and in the site folds; among the
     variants (the first is the shipped one) no set loses more than 0.002 with, held out and
     in the site folds, and that lose no more pages held out, the highest held-out mean wins,
@@ -1102,16 +1102,19 @@ def bounded_limits(
     header = f"| {what} | " + " | ".join(SETS)
     header += " | held-out mean | lost (per set) | site-fold mean, lost |"
     print(header + "\n|---|" + "---:|" * (len(SETS) + 3), flush=True)
-    names = {n for settings in variants.values() if isinstance(settings, dict) for n in settings}
-    saved = {n: getattr(guard_module, n) for n in names}
+    variants = {  # each as (`guard` settings, a function after the shipped rules or None)
+        name: v if isinstance(v, tuple) else (v, None) if isinstance(v, dict) else ({}, v)
+        for name, v in variants.items()
+    }
+    saved = {n: getattr(guard_module, n) for settings, _ in variants.values() for n in settings}
     results = []
     try:
-        for name, settings in variants.items():
-            for setting, value in (settings if isinstance(settings, dict) else {}).items():
-                setattr(guard_module, setting, value)
+        for name, (settings, after) in variants.items():
+            for setting, value in saved.items():  # each variant from the shipped settings
+                setattr(guard_module, setting, settings.get(setting, value))
             chosen = {b: shipped_rules(pages, keeps, types) for b, keeps in decisions.items()}
-            if callable(settings):
-                chosen = {b: settings(pages, keeps) for b, keeps in chosen.items()}
+            if after is not None:
+                chosen = {b: after(pages, keeps) for b, keeps in chosen.items()}
             results.append(bounded_result(pages, chosen, peer_outputs, name, name))
     finally:
         for setting, value in saved.items():
@@ -1144,7 +1147,7 @@ def corpus_joined(pages: list, keeps: list, below: int) -> list:
     """Rule 25: each page's decision joined by the shipped corpus labeller's (every block
     either keeps) where it keeps fewer than ``below`` white-space words and the corpus
     labeller at least twice as many; CleanEval dev's pages, which the corpus labeller
-    learnt, as they are."""
+    learnt, as they are. (Rule 26, shipped, leaves out some parts: `guard.join_corpus`.)"""
     corpus = load_labeller("corpus")
     width = len(FEATURE_NAMES)
     out = []
@@ -1161,22 +1164,49 @@ def corpus_joined(pages: list, keeps: list, below: int) -> list:
     return out
 
 
-def corpus_join(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
-    """Rule 25: the shipped rules, then the corpus labeller's decision joined to small ones."""
+def corpus_join(
+    peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0, rule: str = "25"
+) -> None:
+    """Rules 25 and 26: the shipped rules without rule 26's join, then the corpus labeller's
+    decision joined to small ones (25: every block it keeps; 26: `guard.join_corpus`, at
+    each of the limits)."""
+    off = {"CORPUS_BELOW_WORDS": None}
+    if rule == "25":
+        variants = {f"{w} words": (off, functools.partial(corpus_joined, below=w))
+                    for w in CORPUS_BELOW_WORDS}  # fmt: skip
+    else:
+        variants = {f"{w} words": {"CORPUS_BELOW_WORDS": w} for w in CORPUS_BELOW_WORDS}
     bounded_limits(
         peer_outputs, candidate, threshold, "corpus joins a decision of fewer words than",
-        {"shipped": {}, **{
-            f"{w} words": functools.partial(corpus_joined, below=w) for w in CORPUS_BELOW_WORDS
-        }},
+        {"no join": off, **variants},
     )  # fmt: skip
 
 
 def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
-    """The decisions through the shipped rules: 11 and 12 (`drop_comments`), then the guard."""
+    """The decisions through the shipped rules: 11 and 12 (`drop_comments`), then the guard,
+    then rule 26 (`joined`)."""
     prose, article = (guard_module.COMMENTS_BESIDE_PROSE_WORDS,
                       guard_module.COMMENTS_BESIDE_ARTICLE_WORDS)  # fmt: skip
     dropped = drop_comments(pages, keeps, prose, article=article, types=types)
-    return guarded(pages, dropped, guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE)
+    return joined(
+        pages, guarded(pages, dropped, guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE)
+    )
+
+
+def joined(pages: list, keeps: list) -> list:
+    """The decisions through `guard.join_corpus` (rule 26, at `guard.CORPUS_BELOW_WORDS`),
+    CleanEval dev's pages, which the corpus labeller learnt, left as they are."""
+    if guard_module.CORPUS_BELOW_WORDS is None:
+        return keeps
+    corpus = load_labeller("corpus")
+    out = []
+    for page, decision in zip(pages, keeps, strict=True):
+        keep = list(decision)
+        if page.source != "cleaneval-dev":
+            main_in = page.features[:, MAIN_IN_COLUMN] > 0
+            keep = guard_module.join_corpus(keep, page.blocks, page.features, main_in, corpus)[0]
+        out.append(np.asarray(keep, dtype=bool))
+    return out
 
 
 def j_result(pages: list, chosen: dict[bool, list], peer_outputs: Path, name: str) -> tuple:
@@ -1423,9 +1453,9 @@ def main() -> None:
         "--only", action="store_true", help="across-sets: only --candidate (default: each)"
     )
     parser.add_argument(
-        "--rule", choices=(*MAIN_TRIGGER_GRID, "11", "12", "14", "15"), default="8",
+        "--rule", choices=(*MAIN_TRIGGER_GRID, "11", "12", "14", "15", "25", "26"), default="8",
         help="main-trigger: rule 6 (with rule 7's variants), 8, 9 or 10; comments: 11 or 12; "
-        "marks: 14 or 15",
+        "marks: 14 or 15; corpus-join: 25 or 26",
     )  # fmt: skip
     parser.add_argument(
         "--threshold", type=float,
@@ -1473,7 +1503,7 @@ def main() -> None:
     elif args.command == "main-share":
         main_share(args.peer_outputs)
     elif args.command == "corpus-join":
-        corpus_join(args.peer_outputs)
+        corpus_join(args.peer_outputs, rule="26" if args.rule == "26" else "25")
     else:
         folds(Path(args.out), args.candidate)
 

@@ -44,7 +44,7 @@ from .decode import (
 )
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .filters import REGISTRY
-from .guard import drop_comments, guard_content
+from .guard import drop_comments, guard_content, join_corpus
 from .labeller import (
     block_kinds,
     label_blocks,
@@ -480,7 +480,12 @@ class _Run:
         if self._multilingual_applies():
             content = self._multilingual_content(blocks, content)
         if settings.content_guard:
-            content, self.guard = guard_content(content, blocks, rows, labeller.main_in(rows))
+            main_in = labeller.main_in(rows)
+            content, self.guard = guard_content(content, blocks, rows, main_in)
+            if settings.mode == "auto":
+                corpus = load_labeller("corpus")
+                content, joined = join_corpus(content, blocks, rows, main_in, corpus)
+                self.guard = joined or self.guard
         t = self._lap("label", t)  # the rules on the labeller's decision count as labelling
         check_deadline(self.deadline, "while labelling")
         return content, max_ppl, t

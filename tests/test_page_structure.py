@@ -18,6 +18,7 @@ from stream_cleaner.labeller import (
     block_features,
     label_blocks,
     labeller_path,
+    load_labeller,
 )
 from stream_cleaner.page_structure import (
     OUTSIDE_MAIN_SCORE,
@@ -355,6 +356,51 @@ def test_the_second_trigger_capped_leaves_a_page_that_keeps_enough_prose(tiny_mo
     assert guard_content(article, blocks, features, main_in)[1] == GuardReason.CONTENT_LOSS
 
 
+# a shop's list of goods (no run of prose, no sentence ends), a reader's comments, a footer
+GOODS = [
+    "Walking boots for wet hills and long days on rough ground",
+    "A rain jacket that packs into its own pocket for the trail",
+    "Wool socks knitted in the valley from the fleece of local sheep",
+    "A map of the river path from its source in the hills to the sea",
+    "A flask that keeps tea hot from the town bridge to the old quay",
+]
+REVIEW = (
+    "I bought the boots last spring and they have kept my feet dry on every walk along the "
+    "river since then, even in the worst of the winter rain."
+)
+SHOP = (
+    "<body><nav><a href='/'>Home</a> <a href='/shop'>Shop</a></nav><main>"
+    "<h1>Gear for the river path</h1><ul>" + "".join(f"<li>{g}</li>" for g in GOODS) + "</ul>"
+    f"</main><div class='comments'><p>{REVIEW}</p><p>{REVIEW}</p></div><footer><p>Our shop "
+    "has sold gear for walkers in the valley since the mills closed, and we post to every "
+    "town along the river.</p></footer></body>"
+)
+
+
+def test_a_decision_of_a_few_words_is_joined_by_the_corpus_labeller(default_model, monkeypatch):
+    blocks = parse_blocks(SHOP)
+    texts = [b.text for b in blocks]
+    features = _features(blocks, default_model)
+    main_in = np.array([t == "Gear for the river path" or t in GOODS for t in texts])
+    corpus = load_labeller("corpus")
+    # what the corpus labeller keeps: the goods and the comments, not the menu nor the footer
+    theirs = corpus.predict(np.ascontiguousarray(features[:, : len(FEATURE_NAMES)]))
+    assert [t for t, k in zip(texts, theirs, strict=True) if k] == [*GOODS, REVIEW, REVIEW]
+    # a decision of the heading alone (4 words): joined by the goods, not the comments
+    heading = [t == "Gear for the river path" for t in texts]
+    kept, why = guard.join_corpus(heading, blocks, features, main_in, corpus)
+    assert why == GuardReason.CORPUS_JOINED
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == ["Gear for the river path", *GOODS]
+    # a decision of the goods (59 words): the corpus labeller's 115 are not twice as many
+    goods = [t in GOODS for t in texts]
+    assert guard.join_corpus(goods, blocks, features, main_in, corpus) == (goods, None)
+    # a decision of more words than the limit, or no limit: left as it is
+    monkeypatch.setattr(guard, "CORPUS_BELOW_WORDS", 3)
+    assert guard.join_corpus(heading, blocks, features, main_in, corpus) == (heading, None)
+    monkeypatch.setattr(guard, "CORPUS_BELOW_WORDS", None)
+    assert guard.join_corpus(heading, blocks, features, main_in, corpus) == (heading, None)
+
+
 def test_the_run_trigger_limited_by_the_prose_kept_over_the_page(tiny_model, monkeypatch):
     # an article's first paragraph (64 words) kept, its second (231) dropped: a run of 295
     # words kept less than half, so the guard steps in, unless rule 23's limits (off as
@@ -603,6 +649,31 @@ def test_a_guarded_document_says_so_in_its_record_and_the_guard_can_be_off(tmp_p
         (labeller_path("auto").parents[2] / "topics" / "clean.documents.v1.schema.json").read_text()
     )
     assert set(schema["properties"]["guard"]["enum"]) == {*GuardReason.ALL, None}
+
+
+def test_auto_joins_a_decision_of_nothing_with_the_corpus_labellers_and_says_so(
+    tmp_path, default_model
+):
+    from stream_cleaner.streaming.records import document_record
+
+    # the shipped auto labeller dropping every block of a shop's page: no run of prose for
+    # the guard (goods without sentence ends; the comments and the footer are left out)
+    spec = json.loads(labeller_path("auto").read_text())
+    spec["threshold"] = 1e9
+    dropping = tmp_path / "drops-everything.json"
+    dropping.write_text(json.dumps(spec))
+    settings = CleanerSettings(labeller_path=str(dropping))
+    doc = clean_document(SHOP, settings=settings, model=default_model)
+    assert doc.guard == GuardReason.CORPUS_JOINED
+    assert doc.text.splitlines() == GOODS  # the heading is the corpus labeller's to drop
+    assert json.loads(document_record(doc)[1])["guard"] == GuardReason.CORPUS_JOINED
+    off = clean_document(SHOP, settings=settings.with_options(content_guard=False),
+                         model=default_model)  # fmt: skip
+    assert off.guard is None and off.text == ""
+    # only auto joins: article mode with the same labeller keeps nothing
+    article = clean_document(SHOP, settings=settings.with_options(mode="article"),
+                             model=default_model)  # fmt: skip
+    assert article.guard is None and article.text == ""
 
 
 def test_native_page_scores_equal_the_reference():

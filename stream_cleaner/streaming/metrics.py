@@ -216,7 +216,8 @@ class WorkerMetrics:
             PREFIX + "documents_guarded",
             "Cleaned documents whose labeller decision the content-loss guard changed, by why "
             "(content_loss: the page's longest run of running text had been dropped and is "
-            "kept).",
+            "kept; corpus_joined: the decision kept fewer than 100 words, the corpus "
+            "labeller's blocks joined it).",
             ["guard"],
             registry=r,
         )

@@ -155,6 +155,8 @@
     }
     if (result.guard === "content_loss") {
       facts.push("Content guard: the labeller dropped the page's longest run of prose; the guard kept it.");
+    } else if (result.guard === "corpus_joined") {
+      facts.push("Content guard: the labeller kept fewer than 100 words; the corpus labeller's blocks joined them.");
     } else if (result.guard) {
       facts.push("Content guard: " + result.guard + ".");
     }
