@@ -122,7 +122,8 @@ class CleanerSettings:
         multilingual_labeller_path: a multilingual labeller file (bench/multilingual.py
             ``--save``) instead of the bundled one.
         content_guard: in the labeller's modes, keep a page's longest run of running text
-            when the labeller drops most of it (`guard`; the document's ``guard`` says so).
+            when the labeller drops most of it, and in ``auto`` join a decision of a few
+            words with the corpus labeller's (`guard`; the document's ``guard`` says so).
         models: language models by language, ``"de=/m/de.klm,fr=/m/fr.klm"`` (ISO 639-1
             codes, as `language.identifier` names them). Each block is scored by the model of
             its language; blocks of a language without one get no perplexity (see
@@ -182,7 +183,8 @@ class CleanerSettings:
     content_guard: bool = option(
         True,
         "in the labeller's modes, do not keep a page's longest run of running text when the "
-        "labeller drops most of it (the content-loss guard)",
+        "labeller drops most of it, nor in auto join a decision of a few words with the "
+        "corpus labeller's (the content-loss guard)",
     )
 
     def __post_init__(self) -> None:
