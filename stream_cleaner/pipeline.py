@@ -484,7 +484,9 @@ class _Run:
             content, self.guard = guard_content(content, blocks, rows, main_in)
             if settings.mode == "auto":
                 corpus = load_labeller("corpus")
-                content, joined = join_corpus(content, blocks, rows, main_in, corpus)
+                content, joined = join_corpus(
+                    content, blocks, rows, main_in, corpus, deadline=self.deadline
+                )
                 self.guard = joined or self.guard
         t = self._lap("label", t)  # the rules on the labeller's decision count as labelling
         check_deadline(self.deadline, "while labelling")

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 
 import numpy as np
 import pytest
 
 from stream_cleaner import CleanerSettings, clean_document, guard
 from stream_cleaner._native import native_module
+from stream_cleaner.budget import TimeBudgetExceeded
 from stream_cleaner.guard import GuardReason, guard_content
 from stream_cleaner.labeller import (
     FEATURE_NAMES,
@@ -391,6 +393,10 @@ def test_a_decision_of_a_few_words_is_joined_by_the_corpus_labeller(default_mode
     kept, why = guard.join_corpus(heading, blocks, features, main_in, corpus)
     assert why == GuardReason.CORPUS_JOINED
     assert [t for t, k in zip(texts, kept, strict=True) if k] == ["Gear for the river path", *GOODS]
+    # past its deadline, the join stops as every stage does
+    with pytest.raises(TimeBudgetExceeded):
+        guard.join_corpus(heading, blocks, features, main_in, corpus,
+                          deadline=time.thread_time() - 1)  # fmt: skip
     # a decision of the goods (59 words): the corpus labeller's 115 are not twice as many
     goods = [t in GOODS for t in texts]
     assert guard.join_corpus(goods, blocks, features, main_in, corpus) == (goods, None)
