@@ -151,8 +151,9 @@ class CleanedDocument:
         guard: why the content-loss guard changed the labeller's decision
             (`guard.GuardReason`: ``content_loss``, the page's longest run of prose was
             dropped and is kept; ``corpus_joined``, in ``auto``, the decision kept fewer
-            than 100 words and the corpus labeller's blocks outside comments, menus,
-            sidebars, footers and overlays are kept too), or ``None`` when it did not.
+            words than `guard.CORPUS_BELOW_WORDS` and the corpus labeller's blocks outside
+            comments, menus, sidebars, footers and overlays are kept too), or ``None`` when
+            it did not.
         page_type: what kind of page it is, one of `page_types.PAGE_TYPES` (``article``,
             ``forum``, ``documentation``, ``product``, ``collection``, ``listing``,
             ``service``); ``""`` when not determined: in perplexity mode, for plain text,

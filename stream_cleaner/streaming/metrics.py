@@ -216,7 +216,7 @@ class WorkerMetrics:
             PREFIX + "documents_guarded",
             "Cleaned documents whose labeller decision the content-loss guard changed, by why "
             "(content_loss: the page's longest run of running text had been dropped and is "
-            "kept; corpus_joined: the decision kept fewer than 100 words, the corpus "
+            "kept; corpus_joined: the decision kept almost nothing, the corpus "
             "labeller's blocks joined it).",
             ["guard"],
             registry=r,

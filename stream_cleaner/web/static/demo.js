@@ -156,7 +156,7 @@
     if (result.guard === "content_loss") {
       facts.push("Content guard: the labeller dropped the page's longest run of prose; the guard kept it.");
     } else if (result.guard === "corpus_joined") {
-      facts.push("Content guard: the labeller kept fewer than 100 words; the corpus labeller's blocks joined them.");
+      facts.push("Content guard: the labeller kept almost nothing; the corpus labeller's blocks joined it.");
     } else if (result.guard) {
       facts.push("Content guard: " + result.guard + ".");
     }
