@@ -356,7 +356,7 @@ test, the multilingual sets) was read:
    counts words as the guard does (rule 13: the same white-space words on these pages, but a
    Chinese, Japanese or Thai block by its characters), and which this script now measures:
    the same choice, held-out mean 0.8097, Dragnet train 0.9051 in the site folds.
-27. Written 2026-11-30 (06:09), after rule 26's figures, before its own: a section's heading
+27. Written 2026-11-30 (06:08), after rule 26's figures, before its own: a section's heading
    goes with its first paragraph, as gold texts keep it (jusText keeps a short block before
    good text the same way). A block the decision drops that is a heading (the labeller's
    ``in_heading``) of at most 20 white-space words is kept when the next block is kept
@@ -381,6 +381,7 @@ test, the multilingual sets) was read:
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py kept-prose     # rule 23
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py main-share     # rule 24
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py corpus-join    # rule 25 (--rule 26)
+    PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py headings       # rule 27
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py weights        # rule 16 (~40 min)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py threshold      # rule 17
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py trees          # rule 19 (~10 min)
@@ -424,7 +425,7 @@ from stream_cleaner.labeller import (
     unscored_score,
 )
 from stream_cleaner.lm import load_model
-from stream_cleaner.page_structure import score_context
+from stream_cleaner.page_structure import is_prose, score_context
 from stream_cleaner.page_types import FEATURE_NAMES_ALL, PAGE_TYPES, classify_page, page_features
 from stream_cleaner.training import (
     MODE_PARAMS,
@@ -1197,15 +1198,50 @@ def corpus_join(
     )  # fmt: skip
 
 
+def headings_kept(pages: list, keeps: list, *, prose: bool) -> list:
+    """Rule 27: each decision with a dropped heading of at most 20 words kept when the next
+    block is kept (and, with ``prose``, is prose; without, as `guard.keep_headings`, which
+    ships)."""
+    heading, words_column = COLUMNS["in_heading"], COLUMNS["log_words"]
+    out = []
+    for page, decision in zip(pages, keeps, strict=True):
+        keep = np.asarray(decision, dtype=bool).copy()
+        rows = page.features
+        following = keep[1:].copy()
+        if prose:
+            following &= is_prose(
+                np.expm1(rows[1:, words_column]), np.expm1(rows[1:, COLUMNS["log_chars"]]),
+                rows[1:, COLUMNS["link_density"]], rows[1:, COLUMNS["ratio_non_ascii"]],
+            )  # fmt: skip
+        short = np.array([len(b.text.split()) <= 20 for b in page.blocks[:-1]], dtype=bool)
+        keep[:-1] |= (rows[:-1, heading] > 0) & short & following
+        out.append(keep)
+    return out
+
+
+def headings(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
+    """Rule 27: the shipped rules, then a dropped heading before a kept block kept."""
+    bounded_limits(
+        peer_outputs, candidate, threshold, "a dropped heading is kept before",
+        {"never": {"HEADING_MAX_WORDS": None}, "(a) a kept block": {"HEADING_MAX_WORDS": 20},
+         "(b) kept prose": ({"HEADING_MAX_WORDS": None},
+                            functools.partial(headings_kept, prose=True))},
+    )  # fmt: skip
+
+
 def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
     """The decisions through the shipped rules: 11 and 12 (`drop_comments`), then the guard,
-    then rule 26 (`joined`)."""
+    then rule 26 (`joined`), then rule 27 (`guard.keep_headings`)."""
     prose, article = (guard_module.COMMENTS_BESIDE_PROSE_WORDS,
                       guard_module.COMMENTS_BESIDE_ARTICLE_WORDS)  # fmt: skip
     dropped = drop_comments(pages, keeps, prose, article=article, types=types)
-    return joined(
+    chosen = joined(
         pages, guarded(pages, dropped, guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE)
     )
+    return [
+        np.asarray(guard_module.keep_headings(list(keep), page.blocks, page.features))
+        for page, keep in zip(pages, chosen, strict=True)
+    ]
 
 
 def joined(pages: list, keeps: list) -> list:
@@ -1448,6 +1484,7 @@ def main() -> None:
             "kept-prose",
             "main-share",
             "corpus-join",
+            "headings",
         ),
     )
     parser.add_argument(
@@ -1517,6 +1554,8 @@ def main() -> None:
         kept_prose(args.peer_outputs)
     elif args.command == "main-share":
         main_share(args.peer_outputs)
+    elif args.command == "headings":
+        headings(args.peer_outputs)
     elif args.command == "corpus-join":
         corpus_join(args.peer_outputs, rule="26" if args.rule == "26" else "25")
     else:

@@ -44,7 +44,7 @@ from .decode import (
 )
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .filters import REGISTRY
-from .guard import drop_comments, guard_content, join_corpus
+from .guard import drop_comments, guard_content, join_corpus, keep_headings
 from .labeller import (
     block_kinds,
     label_blocks,
@@ -488,6 +488,8 @@ class _Run:
                     content, blocks, rows, main_in, corpus, deadline=self.deadline
                 )
                 self.guard = joined or self.guard
+        if settings.mode == "auto":
+            content = keep_headings(content, blocks, rows)
         t = self._lap("label", t)  # the rules on the labeller's decision count as labelling
         check_deadline(self.deadline, "while labelling")
         return content, max_ppl, t
