@@ -657,6 +657,24 @@ def test_a_guarded_document_says_so_in_its_record_and_the_guard_can_be_off(tmp_p
     assert set(schema["properties"]["guard"]["enum"]) == {*GuardReason.ALL, None}
 
 
+def test_a_dropped_heading_is_kept_above_the_block_it_heads(tiny_model, monkeypatch):
+    html = (
+        f"<body><h2>The river path</h2><p>{ARTICLE}</p><h2>Opening hours</h2><p>{ARTICLE_2}</p>"
+        "<h3>A heading of more than twenty words, which is no section's title at all but a "
+        f"whole sentence set in large type for effect</h3><p>{ARTICLE}</p></body>"
+    )
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    assert [b.in_heading for b in blocks] == [True, False, True, False, True, False]
+    # the paragraphs kept, the second dropped: its heading stays dropped, and so does the
+    # long one
+    content = [False, True, False, False, False, True]
+    assert guard.keep_headings(content, blocks, features) == [True, True, False, False, False,
+                                                              True]  # fmt: skip
+    monkeypatch.setattr(guard, "HEADING_MAX_WORDS", None)
+    assert guard.keep_headings(content, blocks, features) == content
+
+
 def test_auto_joins_a_decision_of_nothing_with_the_corpus_labellers_and_says_so(
     tmp_path, default_model
 ):
@@ -671,7 +689,8 @@ def test_auto_joins_a_decision_of_nothing_with_the_corpus_labellers_and_says_so(
     settings = CleanerSettings(labeller_path=str(dropping))
     doc = clean_document(SHOP, settings=settings, model=default_model)
     assert doc.guard == GuardReason.CORPUS_JOINED
-    assert doc.text.splitlines() == GOODS  # the heading is the corpus labeller's to drop
+    # the corpus labeller drops the heading; rule 27 keeps it above the goods it heads
+    assert doc.text.splitlines() == ["Gear for the river path", *GOODS]
     assert json.loads(document_record(doc)[1])["guard"] == GuardReason.CORPUS_JOINED
     off = clean_document(SHOP, settings=settings.with_options(content_guard=False),
                          model=default_model)  # fmt: skip
