@@ -1208,25 +1208,24 @@ def corpus_join(
     )  # fmt: skip
 
 
-def headings_kept(pages: list, keeps: list, *, prose: bool) -> list:
-    """Rule 27: each decision with a dropped heading of at most 20 words kept when the next
-    block is kept (and, with ``prose``, is prose; without, as `guard.keep_headings`, which
-    ships)."""
-    heading, words_column = COLUMNS["in_heading"], COLUMNS["log_words"]
-    out = []
-    for page, decision in zip(pages, keeps, strict=True):
-        keep = np.asarray(decision, dtype=bool).copy()
-        rows = page.features
-        following = keep[1:].copy()
-        if prose:
-            following &= is_prose(
-                np.expm1(rows[1:, words_column]), np.expm1(rows[1:, COLUMNS["log_chars"]]),
-                rows[1:, COLUMNS["link_density"]], rows[1:, COLUMNS["ratio_non_ascii"]],
+def headings_before_prose(pages: list, keeps: list) -> list:
+    """Rule 27's variant (b): `guard.keep_headings` at 20 words, the next block counting as
+    kept only when it is prose too (variant a is `guard.keep_headings` itself)."""
+    saved, guard_module.HEADING_MAX_WORDS = guard_module.HEADING_MAX_WORDS, 20
+    try:
+        out = []
+        for page, decision in zip(pages, keeps, strict=True):
+            keep = np.asarray(decision, dtype=bool)
+            rows = page.features
+            prose = is_prose(
+                np.expm1(rows[:, COLUMNS["log_words"]]), np.expm1(rows[:, COLUMNS["log_chars"]]),
+                rows[:, COLUMNS["link_density"]], rows[:, COLUMNS["ratio_non_ascii"]],
             )  # fmt: skip
-        short = np.array([len(b.text.split()) <= 20 for b in page.blocks[:-1]], dtype=bool)
-        keep[:-1] |= (rows[:-1, heading] > 0) & short & following
-        out.append(keep)
-    return out
+            before = guard_module.keep_headings((keep & prose).tolist(), page.blocks, rows)
+            out.append(keep | np.asarray(before, dtype=bool))
+        return out
+    finally:
+        guard_module.HEADING_MAX_WORDS = saved
 
 
 def headings(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
@@ -1234,14 +1233,13 @@ def headings(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1
     bounded_limits(
         peer_outputs, candidate, threshold, "a dropped heading is kept before",
         {"never": {"HEADING_MAX_WORDS": None}, "(a) a kept block": {"HEADING_MAX_WORDS": 20},
-         "(b) kept prose": ({"HEADING_MAX_WORDS": None},
-                            functools.partial(headings_kept, prose=True))},
+         "(b) kept prose": ({"HEADING_MAX_WORDS": None}, headings_before_prose)},
     )  # fmt: skip
 
 
 def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
     """The decisions through the shipped rules: 11 and 12 (`drop_comments`), then the guard,
-    then rule 26 (`joined`), then rule 27 (`guard.keep_headings`)."""
+    then rule 26 (`joined`), then rule 27 (`guard.keep_headings`, off as shipped)."""
     prose, article = (guard_module.COMMENTS_BESIDE_PROSE_WORDS,
                       guard_module.COMMENTS_BESIDE_ARTICLE_WORDS)  # fmt: skip
     dropped = drop_comments(pages, keeps, prose, article=article, types=types)

@@ -630,14 +630,19 @@ def test_the_shipped_auto_labeller_is_stacked_and_reads_the_page_structure():
     assert meta["weights"] == "sets"  # each training set weighs the same
 
 
-def test_a_guarded_document_says_so_in_its_record_and_the_guard_can_be_off(tmp_path, default_model):
-    from stream_cleaner.streaming.records import document_record
-
-    # the shipped auto labeller with a threshold no block reaches: it drops every block
+@pytest.fixture
+def dropping(tmp_path):
+    """The shipped auto labeller with a threshold no block reaches: it drops every block."""
     spec = json.loads(labeller_path("auto").read_text())
     spec["threshold"] = 1e9
-    dropping = tmp_path / "drops-everything.json"
-    dropping.write_text(json.dumps(spec))
+    path = tmp_path / "drops-everything.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_a_guarded_document_says_so_in_its_record_and_the_guard_can_be_off(dropping, default_model):
+    from stream_cleaner.streaming.records import document_record
+
     page = (
         "<html><body><nav><a href='/'>Home</a></nav>"
         f"<div><p>{LONG}</p><p>{LONG}</p></div></body></html>"
@@ -679,16 +684,12 @@ def test_a_dropped_heading_is_kept_above_the_block_it_heads(tiny_model, monkeypa
 
 
 def test_auto_joins_a_decision_of_nothing_with_the_corpus_labellers_and_says_so(
-    tmp_path, default_model
+    dropping, default_model
 ):
     from stream_cleaner.streaming.records import document_record
 
-    # the shipped auto labeller dropping every block of a shop's page: no run of prose for
-    # the guard (goods without sentence ends; the comments and the footer are left out)
-    spec = json.loads(labeller_path("auto").read_text())
-    spec["threshold"] = 1e9
-    dropping = tmp_path / "drops-everything.json"
-    dropping.write_text(json.dumps(spec))
+    # the auto labeller dropping every block of a shop's page: no run of prose for the guard
+    # (goods without sentence ends; the comments and the footer are left out)
     settings = CleanerSettings(labeller_path=str(dropping))
     doc = clean_document(SHOP, settings=settings, model=default_model)
     assert doc.guard == GuardReason.CORPUS_JOINED
