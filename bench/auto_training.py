@@ -424,6 +424,10 @@ test, the multilingual sets) was read:
    0.35, the shipped 400 elsewhere (nine), applied as rule 29 applies its limits. Chosen as
    rule 29 chooses (by J, no more pages lost with a set held out, 0.002 margin), with the
    same standing check after.
+   Chosen: 50 words under 0.2 (J 0.8080 to 0.8117, 14 pages lost held out as before;
+   Dragnet train held out 0.7816 to 0.7999; the site folds' sets within 0.0005). The limits
+   under 0.35 lose the 2026 thread of rule 29; under 0.1 they gain less than 0.002 of J.
+   Shipped as `guard.COMMENTS_UNLIKELY_FORUM_WORDS` and `COMMENTS_FORUM_BELOW`.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \
@@ -488,7 +492,12 @@ from stream_cleaner.labeller import (
 )
 from stream_cleaner.lm import load_model
 from stream_cleaner.page_structure import is_prose, score_context
-from stream_cleaner.page_types import FEATURE_NAMES_ALL, PAGE_TYPES, classify_page, page_features
+from stream_cleaner.page_types import (
+    FEATURE_NAMES_ALL,
+    PAGE_TYPES,
+    load_page_types,
+    page_features,
+)
 from stream_cleaner.training import (
     MODE_PARAMS,
     NUM_TREES,
@@ -928,17 +937,28 @@ RULE_BASE = {
 
 
 def page_types_out_of_fold(pages: list) -> list[str]:
-    """Each page's type (`page_types`): the 2026 pages' from models trained, by
-    `bench/page_types.py`'s recipe, without the page's site fold; the other sets' from the
-    shipped model, which learnt the 2026 pages only. Cached in ``page-types.pkl``."""
-    path = CACHE / "page-types.pkl"
+    """Each page's type (`page_types`), the most probable in `page_type_probabilities`;
+    ``""`` for a page without blocks."""
+    probabilities = page_type_probabilities(pages)
+    return [
+        PAGE_TYPES[int(np.argmax(row))] if page.blocks else ""
+        for page, row in zip(pages, probabilities, strict=True)
+    ]
+
+
+def page_type_probabilities(pages: list) -> np.ndarray:
+    """Each page's probability of each type (`PAGE_TYPES`, one row a page; zeros for a page
+    without blocks): the 2026 pages' from models trained, by `bench/page_types.py`'s recipe,
+    without the page's site fold; the other sets' from the shipped model, which learnt the
+    2026 pages only. Cached in ``page-type-probabilities.pkl``."""
+    path = CACHE / "page-type-probabilities.pkl"
     if path.exists():
         return pickle.loads(path.read_bytes())
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from page_types import ALIASES, fit
 
     checks = read_checks(SETS["modern2026"][0] / "checks.json")
-    types = [""] * len(pages)
+    out = np.zeros((len(pages), len(PAGE_TYPES)))
     modern = [i for i, p in enumerate(pages) if p.source == "modern2026" and p.blocks]
     x = np.vstack([
         page_features(pages[i].blocks, pages[i].features, pages[i].url, class_words=True)
@@ -951,12 +971,14 @@ def page_types_out_of_fold(pages: list) -> list[str]:
         model = fit(x[fold_of != k], y[fold_of != k], FEATURE_NAMES_ALL)
         for i, row in zip(np.flatnonzero(fold_of == k), model.predict(x[fold_of == k]),
                           strict=True):  # fmt: skip
-            types[modern[i]] = PAGE_TYPES[int(np.argmax(row))]
+            out[modern[i]] = row
+    shipped = load_page_types()
     for i, page in enumerate(pages):
         if page.source != "modern2026" and page.blocks:
-            types[i] = classify_page(page.blocks, page.features, page.url, class_words=True)[0]
-    path.write_bytes(pickle.dumps(types))
-    return types
+            rows = page_features(page.blocks, page.features, page.url, class_words=True)
+            out[i] = shipped.probabilities(rows, class_words=True)
+    path.write_bytes(pickle.dumps(out))
+    return out
 
 
 def held_out_decisions(
@@ -1337,6 +1359,49 @@ def comment_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float
     choose_by_j(results, "words of prose outside comments")
 
 
+FORUM_BELOW = (0.1, 0.2, 0.35)  # rule 30: the forum probability under which a limit applies
+
+
+def forum_gated(pages: list, keeps: list, forum: np.ndarray, limit: int, below: float) -> list:
+    """Rule 30: the decisions through `guard.drop_comments` at ``limit`` words (articles the
+    same) on the pages whose ``forum`` probability is under ``below``, as they are elsewhere."""
+    names = ("COMMENTS_BESIDE_PROSE_WORDS", "COMMENTS_BESIDE_ARTICLE_WORDS")
+    saved = [getattr(guard_module, n) for n in names]
+    for name in names:
+        setattr(guard_module, name, limit)
+    try:
+        return [
+            np.asarray(guard_module.drop_comments(list(keep), page.blocks, page.features))
+            if p < below else keep
+            for page, keep, p in zip(pages, keeps, forum, strict=True)
+        ]  # fmt: skip
+    finally:
+        for name, value in zip(names, saved, strict=True):
+            setattr(guard_module, name, value)
+
+
+def forum_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
+    """Rule 30: rule 29's limits on pages unlikely to be forums, then the shipped rules, by J;
+    the shipped rules first."""
+    pages, decisions = held_out_decisions(candidate, threshold=threshold)
+    types = page_types_out_of_fold(pages)
+    forum = page_type_probabilities(pages)[:, PAGE_TYPES.index("forum")]
+    what = "limit, on pages of forum probability under"
+    _j_header(what)
+    results = []
+    for limit, below in ((None, None), *((w, p) for w in COMMENT_LIMITS for p in FORUM_BELOW)):
+        chosen = {
+            b: shipped_rules(
+                pages, keeps if limit is None else forum_gated(pages, keeps, forum, limit, below),
+                types,
+            )
+            for b, keeps in decisions.items()
+        }  # fmt: skip
+        name = "shipped (400)" if limit is None else f"{limit} words, under {below:g}"
+        results.append(j_result(pages, chosen, peer_outputs, name))
+    choose_by_j(results, what)
+
+
 def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
     """The decisions through the shipped rules: 11 and 12 (`drop_comments`), then the guard,
     then rule 26 (`joined`), then rule 27 (`guard.keep_headings`, off as shipped)."""
@@ -1615,9 +1680,10 @@ def main() -> None:
         "--only", action="store_true", help="across-sets: only --candidate (default: each)"
     )
     parser.add_argument(
-        "--rule", choices=(*MAIN_TRIGGER_GRID, "11", "12", "14", "15", "25", "26"), default="8",
+        "--rule", choices=(*MAIN_TRIGGER_GRID, "11", "12", "14", "15", "25", "26", "29", "30"),
+        default="8",
         help="main-trigger: rule 6 (with rule 7's variants), 8, 9 or 10; comments: 11 or 12; "
-        "marks: 14 or 15; corpus-join: 25 or 26",
+        "marks: 14 or 15; corpus-join: 25 or 26; comment-limit: 29 or 30",
     )  # fmt: skip
     parser.add_argument(
         "--threshold", type=float,
@@ -1656,6 +1722,8 @@ def main() -> None:
         by_j(args.peer_outputs, TREE_SHAPES, "trees")
     elif args.command == "types":
         by_j(args.peer_outputs, TYPE_INPUT, "page type")
+    elif args.command == "comment-limit" and args.rule == "30":
+        forum_limit(args.peer_outputs)
     elif args.command == "comment-limit":
         comment_limit(args.peer_outputs)
     elif args.command == "families":
