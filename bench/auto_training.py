@@ -1058,9 +1058,11 @@ def drop_comments(
     *,
     article: int | None = None,
     types: list[str] | None = None,
+    forum: np.ndarray | None = None,
 ) -> list:
     """Rule 11: each decision through `guard.drop_comments` at ``min_words`` (``None``: as it
-    is); rule 12: at ``article`` on pages whose type (``types``) is an article."""
+    is); rule 12: at ``article`` on pages whose type (``types``) is an article; rule 30: the
+    page's ``forum`` probability (``None``: not known, as rules 11 to 29 measured)."""
     if min_words is None:
         return keeps
     names = ("COMMENTS_BESIDE_PROSE_WORDS", "COMMENTS_BESIDE_ARTICLE_WORDS")
@@ -1069,8 +1071,10 @@ def drop_comments(
         setattr(guard_module, name, value)
     try:
         return [
-            np.asarray(guard_module.drop_comments(list(keep), page.blocks, page.features,
-                                                  types[i] if types else ""))
+            np.asarray(guard_module.drop_comments(
+                list(keep), page.blocks, page.features, types[i] if types else "",
+                None if forum is None else float(forum[i]),
+            ))
             for i, (page, keep) in enumerate(zip(pages, keeps, strict=True))
         ]  # fmt: skip
     finally:
@@ -1343,14 +1347,15 @@ def comment_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float
     the same), by J; the shipped limit first."""
     pages, decisions = held_out_decisions(candidate, threshold=threshold)
     types = page_types_out_of_fold(pages)
-    names = ("COMMENTS_BESIDE_PROSE_WORDS", "COMMENTS_BESIDE_ARTICLE_WORDS")
+    names = ("COMMENTS_BESIDE_PROSE_WORDS", "COMMENTS_BESIDE_ARTICLE_WORDS",
+             "COMMENTS_UNLIKELY_FORUM_WORDS")  # fmt: skip
     saved = [getattr(guard_module, n) for n in names]
     _j_header("words of prose outside comments")
     results = []
     try:
         for limit in (saved[0], *COMMENT_LIMITS):
-            for name in names:
-                setattr(guard_module, name, limit)
+            for name, value in zip(names, (limit, limit, None), strict=True):  # rule 30 off
+                setattr(guard_module, name, value)
             chosen = {b: shipped_rules(pages, keeps, types) for b, keeps in decisions.items()}
             results.append(j_result(pages, chosen, peer_outputs, f"{limit}"))
     finally:
@@ -1362,52 +1367,37 @@ def comment_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float
 FORUM_BELOW = (0.1, 0.2, 0.35)  # rule 30: the forum probability under which a limit applies
 
 
-def forum_gated(pages: list, keeps: list, forum: np.ndarray, limit: int, below: float) -> list:
-    """Rule 30: the decisions through `guard.drop_comments` at ``limit`` words (articles the
-    same) on the pages whose ``forum`` probability is under ``below``, as they are elsewhere."""
-    names = ("COMMENTS_BESIDE_PROSE_WORDS", "COMMENTS_BESIDE_ARTICLE_WORDS")
-    saved = [getattr(guard_module, n) for n in names]
-    for name in names:
-        setattr(guard_module, name, limit)
-    try:
-        return [
-            np.asarray(guard_module.drop_comments(list(keep), page.blocks, page.features))
-            if p < below else keep
-            for page, keep, p in zip(pages, keeps, forum, strict=True)
-        ]  # fmt: skip
-    finally:
-        for name, value in zip(names, saved, strict=True):
-            setattr(guard_module, name, value)
-
-
 def forum_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
-    """Rule 30: rule 29's limits on pages unlikely to be forums, then the shipped rules, by J;
-    the shipped rules first."""
+    """Rule 30: rule 29's limits on pages unlikely to be forums
+    (`guard.COMMENTS_UNLIKELY_FORUM_WORDS` under `guard.COMMENTS_FORUM_BELOW`) through the
+    shipped rules, by J; without such a limit first."""
     pages, decisions = held_out_decisions(candidate, threshold=threshold)
     types = page_types_out_of_fold(pages)
-    forum = page_type_probabilities(pages)[:, PAGE_TYPES.index("forum")]
+    names = ("COMMENTS_UNLIKELY_FORUM_WORDS", "COMMENTS_FORUM_BELOW")
+    saved = [getattr(guard_module, n) for n in names]
     what = "limit, on pages of forum probability under"
     _j_header(what)
     results = []
-    for limit, below in ((None, None), *((w, p) for w in COMMENT_LIMITS for p in FORUM_BELOW)):
-        chosen = {
-            b: shipped_rules(
-                pages, keeps if limit is None else forum_gated(pages, keeps, forum, limit, below),
-                types,
-            )
-            for b, keeps in decisions.items()
-        }  # fmt: skip
-        name = "shipped (400)" if limit is None else f"{limit} words, under {below:g}"
-        results.append(j_result(pages, chosen, peer_outputs, name))
+    try:
+        for limit, below in ((None, 0.0), *((w, p) for w in COMMENT_LIMITS for p in FORUM_BELOW)):
+            for name, value in zip(names, (limit, below), strict=True):
+                setattr(guard_module, name, value)
+            chosen = {b: shipped_rules(pages, keeps, types) for b, keeps in decisions.items()}
+            name = "none (400)" if limit is None else f"{limit} words, under {below:g}"
+            results.append(j_result(pages, chosen, peer_outputs, name))
+    finally:
+        for name, value in zip(names, saved, strict=True):
+            setattr(guard_module, name, value)
     choose_by_j(results, what)
 
 
 def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
-    """The decisions through the shipped rules: 11 and 12 (`drop_comments`), then the guard,
-    then rule 26 (`joined`), then rule 27 (`guard.keep_headings`, off as shipped)."""
+    """The decisions through the shipped rules: 11, 12 and 30 (`drop_comments`), then the
+    guard, then rule 26 (`joined`), then rule 27 (`guard.keep_headings`, off as shipped)."""
     prose, article = (guard_module.COMMENTS_BESIDE_PROSE_WORDS,
                       guard_module.COMMENTS_BESIDE_ARTICLE_WORDS)  # fmt: skip
-    dropped = drop_comments(pages, keeps, prose, article=article, types=types)
+    forum = page_type_probabilities(pages)[:, PAGE_TYPES.index("forum")]
+    dropped = drop_comments(pages, keeps, prose, article=article, types=types, forum=forum)
     chosen = joined(
         pages, guarded(pages, dropped, guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE)
     )

@@ -32,8 +32,10 @@ rules 6 to 10).
 
 Before the guard, `drop_comments` takes the other side for ``auto``: a decision that keeps
 `COMMENTS_BESIDE_PROSE_WORDS` words of prose or more outside the page's comment-marked blocks
-(`COMMENTS_BESIDE_ARTICLE_WORDS` on a page of type article) drops those it keeps too (an
-article's readers' comments), while a thread kept only in its posts keeps them (rules 11, 12).
+(`COMMENTS_BESIDE_ARTICLE_WORDS` on a page of type article, `COMMENTS_UNLIKELY_FORUM_WORDS` on
+a page the page-type model thinks unlikely to be a forum) drops those it keeps too (an
+article's readers' comments), while a thread kept only in its posts keeps them (rules 11, 12,
+30).
 
 After the guard, for ``auto``, `join_corpus`: a decision that still keeps fewer than
 `CORPUS_BELOW_WORDS` words, where the `corpus` labeller keeps at least twice as many, is joined
@@ -157,6 +159,15 @@ COMMENTS_BESIDE_PROSE_WORDS = 400
 # on the labeller retrained by rule 16 (rule 18), every lower limit loses one page more with a
 # set held out (16 against 15), so articles take the same limit as other pages.
 COMMENTS_BESIDE_ARTICLE_WORDS = 400
+# And on a page the page-type model thinks unlikely to be a forum (`page_types`: the
+# probability of ``forum`` under `COMMENTS_FORUM_BELOW`), this many: a short article beside its
+# readers' comments. Rule 30 (`bench/auto_training.py comment-limit --rule 30`), among 50, 100
+# and 200 words under 0.1, 0.2 and 0.35, by J: with each training set held out, Dragnet train
+# 0.782 to 0.800, the same pages lost; in the site folds no set moves by 0.001. Rule 29 had
+# found every lower limit on every page to lose a forum thread whose opening post is all it
+# keeps. ``None``: no such limit.
+COMMENTS_UNLIKELY_FORUM_WORDS: int | None = 50
+COMMENTS_FORUM_BELOW = 0.2
 # `keep_headings`: a heading the decision drops, of at most this many white-space words, is
 # kept when the decision keeps the next block. ``None``: no heading is kept so. Rule 27
 # (`bench/auto_training.py headings`) chose 20 on the training pages (held-out mean 0.8097 to
@@ -274,18 +285,25 @@ def _prose_run(
 
 
 def drop_comments(
-    content: Sequence[bool], blocks: Sequence[Block], features: np.ndarray, page_type: str = ""
+    content: Sequence[bool],
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    page_type: str = "",
+    forum_probability: float | None = None,
 ) -> list[bool]:
     """The decision without the comment-marked blocks it keeps (class and id words of the
     ``comment`` group, `parse.CLASS_WORD_GROUPS`) when it keeps at least
     `COMMENTS_BESIDE_PROSE_WORDS` words of prose (`page_structure.is_prose`) outside them
-    (`COMMENTS_BESIDE_ARTICLE_WORDS` on an article).
+    (`COMMENTS_BESIDE_ARTICLE_WORDS` on an article; `COMMENTS_UNLIKELY_FORUM_WORDS` on a page
+    unlikely to be a forum).
 
     Args:
         content: the labeller's decision per block.
         blocks: the page's blocks.
         features: the rows the labeller read (`labeller.block_features` first).
         page_type: the page's type (`page_types.classify_page`; ``""``: not named).
+        forum_probability: the page-type model's probability that the page is a forum
+            (`page_types.type_probabilities`; ``None``: not known).
     """
     bits, _ = _outside_marks(("comment",), ())
     # as arrays: a page's hundred blocks cost more in Python's loops than in these calls
@@ -300,6 +318,12 @@ def drop_comments(
     _, kept = main_prose(content, features, words)
     outside = kept & ~marked
     limit = COMMENTS_BESIDE_ARTICLE_WORDS if page_type == "article" else COMMENTS_BESIDE_PROSE_WORDS
+    if (
+        COMMENTS_UNLIKELY_FORUM_WORDS is not None
+        and forum_probability is not None
+        and forum_probability < COMMENTS_FORUM_BELOW
+    ):
+        limit = min(limit, COMMENTS_UNLIKELY_FORUM_WORDS)
     if float(words[outside].sum()) < limit:
         return list(content)
     return (kept_blocks & ~marked).tolist()

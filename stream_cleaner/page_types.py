@@ -262,6 +262,33 @@ def load_page_types(path: str | Path | None = None) -> PageTypeModel:
     return _models.get(key, PageTypeModel.load, key)
 
 
+def type_probabilities(
+    blocks: Sequence[Block],
+    rows: np.ndarray,
+    url: str,
+    *,
+    class_words: bool,
+    model: PageTypeModel | None = None,
+) -> np.ndarray | None:
+    """Each type's probability (`PAGE_TYPES` order); ``None`` for a page without blocks.
+
+    Args: as `page_features`; ``model`` defaults to the bundled one.
+    """
+    if not len(blocks):
+        return None
+    model = model or load_page_types()
+    features = page_features(blocks, rows, url, class_words=class_words)
+    return model.probabilities(features, class_words=class_words)
+
+
+def most_probable(probabilities: np.ndarray | None) -> tuple[str, float]:
+    """The most probable type and its probability; (`UNDETERMINED`, 0.0) for ``None``."""
+    if probabilities is None:
+        return UNDETERMINED, 0.0
+    best = int(probabilities.argmax())
+    return PAGE_TYPES[best], float(probabilities[best])
+
+
 def classify_page(
     blocks: Sequence[Block],
     rows: np.ndarray,
@@ -274,13 +301,9 @@ def classify_page(
 
     Args: as `page_features`; ``model`` defaults to the bundled one.
     """
-    if not len(blocks):
-        return UNDETERMINED, 0.0
-    model = model or load_page_types()
-    features = page_features(blocks, rows, url, class_words=class_words)
-    probabilities = model.probabilities(features, class_words=class_words)
-    best = int(probabilities.argmax())
-    return PAGE_TYPES[best], float(probabilities[best])
+    return most_probable(
+        type_probabilities(blocks, rows, url, class_words=class_words, model=model)
+    )
 
 
 def metric_label(page_type: str) -> str:

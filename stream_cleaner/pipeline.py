@@ -62,7 +62,7 @@ from .lm import (
     score_columns,
 )
 from .multilingual_labeller import load_multilingual
-from .page_types import classify_page, load_page_types
+from .page_types import PAGE_TYPES, load_page_types, most_probable, type_probabilities
 from .parse import (
     PageTooLarge,
     looks_like_html,
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 _DEFAULT_SETTINGS = CleanerSettings()
+FORUM = PAGE_TYPES.index("forum")  # `drop_comments` reads the page's forum probability
 
 
 class _Failed(Exception):
@@ -306,6 +307,7 @@ class _Run:
         self.class_words = False
         self.page_type = ""
         self.page_type_confidence = 0.0
+        self.type_probabilities: np.ndarray | None = None  # `page_types.type_probabilities`
         # (total log10 p, tokens, kept log10 p, kept tokens, drops by reason), once decided
         self.totals: tuple[float, int, float, int, dict[str, int]] | None = None
 
@@ -476,7 +478,8 @@ class _Run:
             self._classify_page(blocks, rows)
             t = self._lap("page_type", t)
         if settings.mode == "auto":
-            content = drop_comments(content, blocks, rows, self.page_type)
+            forum = None if self.type_probabilities is None else self.type_probabilities[FORUM]
+            content = drop_comments(content, blocks, rows, self.page_type, forum)
         if self._multilingual_applies():
             content = self._multilingual_content(blocks, content)
         if settings.content_guard:
@@ -540,9 +543,10 @@ class _Run:
         the fetched one, else the one the page declares (canonical, og:url, base)."""
         assert self.html is not None
         url = self.raw.url or find_page_url(self.html, hosts=False)
-        self.page_type, self.page_type_confidence = classify_page(
+        self.type_probabilities = type_probabilities(
             blocks, rows, url, class_words=self.class_words
         )
+        self.page_type, self.page_type_confidence = most_probable(self.type_probabilities)
 
     def _multilingual_applies(self) -> bool:
         """Whether the multilingual labeller has a say on this page's blocks (see

@@ -776,6 +776,35 @@ def test_comments_stay_beside_less_prose_than_the_limit(tiny_model, monkeypatch)
     ]
 
 
+def test_comments_beside_a_short_article_go_on_a_page_unlikely_to_be_a_forum(tiny_model):
+    # 232 words of prose outside the comments: under the 400 of every page, over the 50 of a
+    # page the page-type model thinks unlikely to be a forum (rule 30)
+    blocks = parse_blocks(_commented(1))
+    texts = [b.text for b in blocks]
+    features = _features(blocks, tiny_model)
+    everything = [True] * len(blocks)
+    article = [t not in (COMMENT, "3 comments") for t in texts]
+    below = guard.COMMENTS_FORUM_BELOW
+    assert guard.drop_comments(everything, blocks, features, "article", below - 0.01) == article
+    for likely in (below, 0.9, None):  # a likely forum, or not known
+        assert guard.drop_comments(everything, blocks, features, "article", likely) == everything
+    # a thread kept only in its posts keeps them, whatever the model thinks
+    posts = [t == COMMENT for t in texts]
+    assert guard.drop_comments(posts, blocks, features, "article", 0.0) == posts
+
+
+def test_auto_mode_reads_the_forum_probability(monkeypatch):
+    # twelve comments under one run of prose: the page-type model calls it a forum, and the
+    # labeller keeps the comments
+    page = _commented(1, comments=12, comment=f"{COMMENT} {COMMENT}")
+    doc = clean_document(page, settings=CleanerSettings(mode="auto"))
+    assert doc.page_type == "forum" and COMMENT in doc.text
+    # every page unlikely to be a forum: the same page loses them, its article stays
+    monkeypatch.setattr(guard, "COMMENTS_FORUM_BELOW", 1.01)
+    doc = clean_document(page, settings=CleanerSettings(mode="auto"))
+    assert COMMENT not in doc.text and LONG in doc.text
+
+
 def test_auto_mode_drops_the_comments_its_labeller_keeps_beside_an_article(monkeypatch):
     # a thread of twelve longer comments under two runs of prose: the shipped labeller keeps
     # the comments here (on a page of three short ones it drops them itself)

@@ -22,7 +22,9 @@ from stream_cleaner.page_types import (
     classify_page,
     load_page_types,
     metric_label,
+    most_probable,
     page_features,
+    type_probabilities,
     url_features,
 )
 from stream_cleaner.parse import parse_blocks
@@ -193,6 +195,13 @@ def test_the_model_file_is_checked_against_the_types_and_features():
         with pytest.raises(ValueError):
             PageTypeModel({**spec, key: value})
     assert classify_page([], np.zeros((0, len(FEATURE_NAMES))), "", class_words=True) == ("", 0.0)
+    assert type_probabilities([], np.zeros((0, len(FEATURE_NAMES))), "", class_words=True) is None
+    # the type is the most probable one of `type_probabilities`, which `drop_comments` reads
+    p = type_probabilities(blocks, rows, THREAD_URL, class_words=True)
+    assert p.sum() == pytest.approx(1.0)
+    best = PAGE_TYPES[int(p.argmax())]
+    assert classify_page(blocks, rows, THREAD_URL, class_words=True) == (best, float(p.max()))
+    assert most_probable(p) == (best, float(p.max())) and most_probable(None) == ("", 0.0)
     assert load_page_types() is load_page_types()
 
 
