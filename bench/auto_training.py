@@ -442,6 +442,10 @@ test, the multilingual sets) was read:
    shipped file's decisions, threshold -1, each set held out and in the site folds); chosen
    as rules 29 and 30 choose (by J, no more pages lost held out, 0.002 margin), with the
    same standing check after (no MultiBoilerNet language 0.005 lower).
+   None is chosen (`guard.MAIN_MIN_FORUM_PROBABILITY` stays off with the trigger): P 0.8
+   saves 2 of the 2026 pages held out (12 lost against 14) but J gains 0.0006-0.0008 (0.8117
+   to 0.8123 / 0.8125), under the margin; P 0.5 saves 3 but costs Dragnet train 0.023 in the
+   site folds (J 0.8116-0.8117).
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura --save-outputs \
@@ -737,6 +741,7 @@ def guarded(
     outside: str = "shipped",
     main: tuple | None = None,
     types: list[str] | None = None,
+    forum: np.ndarray | None = None,
 ) -> list:
     """The decisions with the guard at these settings; ``what`` it keeps when it steps in:
     the run's prose blocks (``run``) or also the main element's (``main``, as shipped for
@@ -760,7 +765,10 @@ def guarded(
         out = []
         for page, keep in zip(pages, keeps, strict=True):
             main_in = page.features[:, MAIN_IN_COLUMN] > 0 if what == "main" else None
-            chosen, _ = guard_module.guard_content(list(keep), page.blocks, page.features, main_in)
+            p = None if forum is None else float(forum[len(out)])
+            chosen, _ = guard_module.guard_content(
+                list(keep), page.blocks, page.features, main_in, p
+            )
             out.append(np.asarray(chosen))
         return out
     finally:
@@ -1406,6 +1414,36 @@ def forum_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float =
     choose_by_j(results, what)
 
 
+# Rule 31: (S, P) of the second trigger on likely forums: the decision keeping less than S of
+# the main element's prose, on pages of forum probability P or more
+FORUM_TRIGGER = tuple((s, p) for s in (0.35, 0.5) for p in (0.5, 0.8))
+
+
+def forum_trigger(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
+    """Rule 31: the shipped rules with the guard's second trigger keeping every block of the
+    main element on likely forums (`guard.MAIN_MIN_FORUM_PROBABILITY`), by J; none first."""
+    pages, decisions = held_out_decisions(candidate, threshold=threshold)
+    types = page_types_out_of_fold(pages)
+    names = (*MAIN_NAMES[:6], "MAIN_MIN_FORUM_PROBABILITY")
+    saved = [getattr(guard_module, n) for n in names]
+    what = "second trigger on likely forums (S, P)"
+    _j_header(what)
+    results = []
+    try:
+        for variant in (None, *FORUM_TRIGGER):
+            values = (None, 0.5, "all", "main", None, None, None) if variant is None else (
+                100, variant[0], "all", "main", None, None, variant[1])  # fmt: skip
+            for name, value in zip(names, values, strict=True):
+                setattr(guard_module, name, value)
+            chosen = {b: shipped_rules(pages, keeps, types) for b, keeps in decisions.items()}
+            name = "none" if variant is None else f"S {variant[0]:g}, P {variant[1]:g}"
+            results.append(j_result(pages, chosen, peer_outputs, name))
+    finally:
+        for name, value in zip(names, saved, strict=True):
+            setattr(guard_module, name, value)
+    choose_by_j(results, what)
+
+
 def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
     """The decisions through the shipped rules: 11, 12 and 30 (`drop_comments`), then the
     guard, then rule 26 (`joined`), then rule 27 (`guard.keep_headings`, off as shipped)."""
@@ -1413,9 +1451,8 @@ def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
                       guard_module.COMMENTS_BESIDE_ARTICLE_WORDS)  # fmt: skip
     forum = page_type_probabilities(pages)[:, PAGE_TYPES.index("forum")]
     dropped = drop_comments(pages, keeps, prose, article=article, types=types, forum=forum)
-    chosen = joined(
-        pages, guarded(pages, dropped, guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE)
-    )
+    words, share = guard_module.MIN_RUN_WORDS, guard_module.MIN_KEPT_SHARE
+    chosen = joined(pages, guarded(pages, dropped, words, share, forum=forum))
     return [
         np.asarray(guard_module.keep_headings(list(keep), page.blocks, page.features))
         for page, keep in zip(pages, chosen, strict=True)
@@ -1665,6 +1702,7 @@ def main() -> None:
             "headings",
             "families",
             "comment-limit",
+            "forum-trigger",
         ),
     )
     parser.add_argument(
@@ -1727,6 +1765,8 @@ def main() -> None:
         by_j(args.peer_outputs, TREE_SHAPES, "trees")
     elif args.command == "types":
         by_j(args.peer_outputs, TYPE_INPUT, "page type")
+    elif args.command == "forum-trigger":
+        forum_trigger(args.peer_outputs)
     elif args.command == "comment-limit" and args.rule == "30":
         forum_limit(args.peer_outputs)
     elif args.command == "comment-limit":

@@ -149,6 +149,12 @@ MAIN_ALL_BELOW_WORDS: int | None = 50
 # such cap.
 MAIN_MAX_KEPT_WORDS: int | None = None
 MAIN_MAX_KEPT_FROM = "page"
+# The second trigger fires only on pages whose probability of being a forum (`page_types`) is at
+# least this: a thread's replies, marked as comments, are its content there. ``None``: every
+# page. Rule 31 (`bench/auto_training.py forum-trigger`) tried 0.5 and 0.8 with the trigger
+# keeping every block of the main element: 0.8 saves 2 of the 2026 pages lost with a set held
+# out, but J gains 0.0008, under the 0.002 margin, so the trigger stays off.
+MAIN_MIN_FORUM_PROBABILITY: float | None = None
 # `drop_comments`: chosen by `bench/auto_training.py comments` (rule 11) on the auto
 # labeller's decisions with each training set held out (mean F1 0.7855 to 0.7960, Dragnet
 # train held out 0.724 to 0.765, the same pages lost) and in the site folds (no set lower by
@@ -334,6 +340,7 @@ def guard_content(
     blocks: Sequence[Block],
     features: np.ndarray,
     main_in: np.ndarray | None = None,
+    forum_probability: float | None = None,
 ) -> tuple[list[bool], str | None]:
     """The decision with the guard applied, and why it changed it (``None``: it did not).
 
@@ -343,6 +350,8 @@ def guard_content(
         features: the rows the labeller read (`labeller.block_features` first).
         main_in: which blocks are in the page's main element (`BlockLabeller.main_in`), kept
             too when the guard steps in; ``None`` when the labeller does not know.
+        forum_probability: the page-type model's probability that the page is a forum, which
+            `MAIN_MIN_FORUM_PROBABILITY` reads (``None``: not known).
     """
     if not len(blocks):
         return list(content), None
@@ -373,7 +382,9 @@ def guard_content(
         or sum(words[i] for i in run if content[i]) >= MIN_KEPT_SHARE * run_words
         or _page_kept_enough(content, features, words, run_words)
     ):
-        return _main_element(content, blocks, features, words, main_in)
+        return _main_element(
+            content, blocks, features, words, main_in, forum_probability=forum_probability
+        )
     guarded = list(content)
     for i in run:
         guarded[i] = True
@@ -521,10 +532,17 @@ def _main_element(
     features: np.ndarray,
     words: np.ndarray,
     main_in: np.ndarray | None,
+    *,
+    forum_probability: float | None = None,
 ) -> tuple[list[bool], str | None]:
     """The second trigger (`MAIN_MIN_WORDS`): the decision with the main element's prose kept
-    again when the decision drops most of it."""
+    again when the decision drops most of it (on a likely forum only, with
+    `MAIN_MIN_FORUM_PROBABILITY`)."""
     if MAIN_MIN_WORDS is None or main_in is None:
+        return list(content), None
+    if MAIN_MIN_FORUM_PROBABILITY is not None and (
+        forum_probability is None or forum_probability < MAIN_MIN_FORUM_PROBABILITY
+    ):
         return list(content), None
     total, kept_main, kept_page = _main_words(content, features, words, main_in)
     if (

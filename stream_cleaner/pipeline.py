@@ -478,13 +478,12 @@ class _Run:
             self._classify_page(blocks, rows)
             t = self._lap("page_type", t)
         if settings.mode == "auto":
-            forum = None if self.type_probabilities is None else self.type_probabilities[FORUM]
-            content = drop_comments(content, blocks, rows, self.page_type, forum)
+            content = drop_comments(content, blocks, rows, self.page_type, self._forum())
         if self._multilingual_applies():
             content = self._multilingual_content(blocks, content)
         if settings.content_guard:
             main_in = labeller.main_in(rows)
-            content, self.guard = guard_content(content, blocks, rows, main_in)
+            content, self.guard = guard_content(content, blocks, rows, main_in, self._forum())
             if settings.mode == "auto":
                 corpus = load_labeller("corpus")
                 content, joined = join_corpus(
@@ -537,6 +536,10 @@ class _Run:
         )  # fmt: skip
         # their sums, which `result` need not count again past the deadline
         self.totals = (0.0, 0, 0.0, 0, {DropReason.TIME_BUDGET: n} if n else {})
+
+    def _forum(self) -> float | None:
+        """The page-type model's probability that the page is a forum (``None``: not asked)."""
+        return None if self.type_probabilities is None else float(self.type_probabilities[FORUM])
 
     def _classify_page(self, blocks: list[Block], rows: np.ndarray) -> None:
         """Name the page's type (`page_types`) from the labeller's rows and the page's URL:

@@ -814,3 +814,25 @@ def test_auto_mode_drops_the_comments_its_labeller_keeps_beside_an_article(monke
     monkeypatch.setattr(guard, "COMMENTS_BESIDE_PROSE_WORDS", 10**9)
     monkeypatch.setattr(guard, "COMMENTS_BESIDE_ARTICLE_WORDS", 10**9)
     assert COMMENT in clean_document(page, settings=CleanerSettings(mode="auto")).text
+
+
+def test_the_second_trigger_on_likely_forums_only(tiny_model, monkeypatch):
+    # rule 31's variant (off as shipped): a thread whose decision keeps its opening post only,
+    # its replies marked as comments; the trigger keeps every block of the main element, but
+    # only where the page-type model is sure enough that the page is a forum
+    blocks = parse_blocks(_commented(1, comments=12))  # 232 words over 12 replies of 31
+    texts = [b.text for b in blocks]
+    features = _features(blocks, tiny_model)
+    main_in = np.array(["comment" in t or t in (LONG, COMMENT) for t in texts])  # the thread
+    opening = [t == LONG for t in texts]
+    settings = {"MAIN_MIN_WORDS": 100, "MAIN_MIN_KEPT_SHARE": 0.5, "MAIN_KEEP": "all",
+                "MAIN_KEPT_FROM": "main", "MAIN_MIN_FORUM_PROBABILITY": 0.8}  # fmt: skip
+    for name, value in settings.items():
+        monkeypatch.setattr(guard, name, value)
+    kept, why = guard.guard_content(opening, blocks, features, main_in, 0.9)
+    assert why == guard.GuardReason.CONTENT_LOSS
+    assert [t for t, k in zip(texts, kept, strict=True) if k].count(COMMENT) == 12
+    for unsure in (0.79, None):
+        assert guard.guard_content(opening, blocks, features, main_in, unsure) == (opening, None)
+    monkeypatch.setattr(guard, "MAIN_MIN_FORUM_PROBABILITY", None)  # every page
+    assert guard.guard_content(opening, blocks, features, main_in, None)[1] is not None
