@@ -1365,53 +1365,57 @@ def headings(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1
 COMMENT_LIMITS = (50, 100, 200)  # rule 29: words of prose outside comments, every page
 
 
-def comment_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
-    """Rule 29: the shipped rules with each comment limit (`guard.drop_comments`'s, articles
-    the same), by J; the shipped limit first."""
+def by_j_settings(
+    peer_outputs: Path,
+    what: str,
+    variants: dict[str, dict],
+    candidate: str = SHIPPED,
+    threshold: float = -1.0,
+) -> None:
+    """Rules 29 to 31: the shipped rules with each variant's `guard` settings (the first is the
+    one to beat), on the candidate's decisions with each set held out and in the site folds,
+    by J (`choose_by_j`)."""
     pages, decisions = held_out_decisions(candidate, threshold=threshold)
     types = page_types_out_of_fold(pages)
-    names = ("COMMENTS_BESIDE_PROSE_WORDS", "COMMENTS_BESIDE_ARTICLE_WORDS",
-             "COMMENTS_UNLIKELY_FORUM_WORDS")  # fmt: skip
-    saved = [getattr(guard_module, n) for n in names]
-    _j_header("words of prose outside comments")
+    saved = {n: getattr(guard_module, n) for settings in variants.values() for n in settings}
+    _j_header(what)
     results = []
     try:
-        for limit in (saved[0], *COMMENT_LIMITS):
-            for name, value in zip(names, (limit, limit, None), strict=True):  # rule 30 off
-                setattr(guard_module, name, value)
+        for name, settings in variants.items():
+            for setting, value in saved.items():  # each variant from the shipped settings
+                setattr(guard_module, setting, settings.get(setting, value))
             chosen = {b: shipped_rules(pages, keeps, types) for b, keeps in decisions.items()}
-            results.append(j_result(pages, chosen, peer_outputs, f"{limit}"))
+            results.append(j_result(pages, chosen, peer_outputs, name))
     finally:
-        for name, value in zip(names, saved, strict=True):
-            setattr(guard_module, name, value)
-    choose_by_j(results, "words of prose outside comments")
+        for setting, value in saved.items():
+            setattr(guard_module, setting, value)
+    choose_by_j(results, what)
+
+
+def comment_limit(peer_outputs: Path) -> None:
+    """Rule 29: each comment limit (`guard.drop_comments`'s, articles the same, rule 30 off);
+    the shipped limit first."""
+    limits = (guard_module.COMMENTS_BESIDE_PROSE_WORDS, *COMMENT_LIMITS)
+    variants = {
+        f"{w}": {"COMMENTS_BESIDE_PROSE_WORDS": w, "COMMENTS_BESIDE_ARTICLE_WORDS": w,
+                 "COMMENTS_UNLIKELY_FORUM_WORDS": None}
+        for w in limits
+    }  # fmt: skip
+    by_j_settings(peer_outputs, "words of prose outside comments", variants)
 
 
 FORUM_BELOW = (0.1, 0.2, 0.35)  # rule 30: the forum probability under which a limit applies
 
 
-def forum_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
+def forum_limit(peer_outputs: Path) -> None:
     """Rule 30: rule 29's limits on pages unlikely to be forums
-    (`guard.COMMENTS_UNLIKELY_FORUM_WORDS` under `guard.COMMENTS_FORUM_BELOW`) through the
-    shipped rules, by J; without such a limit first."""
-    pages, decisions = held_out_decisions(candidate, threshold=threshold)
-    types = page_types_out_of_fold(pages)
-    names = ("COMMENTS_UNLIKELY_FORUM_WORDS", "COMMENTS_FORUM_BELOW")
-    saved = [getattr(guard_module, n) for n in names]
-    what = "limit, on pages of forum probability under"
-    _j_header(what)
-    results = []
-    try:
-        for limit, below in ((None, 0.0), *((w, p) for w in COMMENT_LIMITS for p in FORUM_BELOW)):
-            for name, value in zip(names, (limit, below), strict=True):
-                setattr(guard_module, name, value)
-            chosen = {b: shipped_rules(pages, keeps, types) for b, keeps in decisions.items()}
-            name = "none (400)" if limit is None else f"{limit} words, under {below:g}"
-            results.append(j_result(pages, chosen, peer_outputs, name))
-    finally:
-        for name, value in zip(names, saved, strict=True):
-            setattr(guard_module, name, value)
-    choose_by_j(results, what)
+    (`guard.COMMENTS_UNLIKELY_FORUM_WORDS` under `guard.COMMENTS_FORUM_BELOW`); without such a
+    limit first."""
+    variants = {"none (400)": {"COMMENTS_UNLIKELY_FORUM_WORDS": None}} | {
+        f"{w} words, under {p:g}": {"COMMENTS_UNLIKELY_FORUM_WORDS": w, "COMMENTS_FORUM_BELOW": p}
+        for w in COMMENT_LIMITS for p in FORUM_BELOW
+    }  # fmt: skip
+    by_j_settings(peer_outputs, "limit, on pages of forum probability under", variants)
 
 
 # Rule 31: (S, P) of the second trigger on likely forums: the decision keeping less than S of
@@ -1419,29 +1423,17 @@ def forum_limit(peer_outputs: Path, candidate: str = SHIPPED, threshold: float =
 FORUM_TRIGGER = tuple((s, p) for s in (0.35, 0.5) for p in (0.5, 0.8))
 
 
-def forum_trigger(peer_outputs: Path, candidate: str = SHIPPED, threshold: float = -1.0) -> None:
-    """Rule 31: the shipped rules with the guard's second trigger keeping every block of the
-    main element on likely forums (`guard.MAIN_MIN_FORUM_PROBABILITY`), by J; none first."""
-    pages, decisions = held_out_decisions(candidate, threshold=threshold)
-    types = page_types_out_of_fold(pages)
-    names = (*MAIN_NAMES[:6], "MAIN_MIN_FORUM_PROBABILITY")
-    saved = [getattr(guard_module, n) for n in names]
-    what = "second trigger on likely forums (S, P)"
-    _j_header(what)
-    results = []
-    try:
-        for variant in (None, *FORUM_TRIGGER):
-            values = (None, 0.5, "all", "main", None, None, None) if variant is None else (
-                100, variant[0], "all", "main", None, None, variant[1])  # fmt: skip
-            for name, value in zip(names, values, strict=True):
-                setattr(guard_module, name, value)
-            chosen = {b: shipped_rules(pages, keeps, types) for b, keeps in decisions.items()}
-            name = "none" if variant is None else f"S {variant[0]:g}, P {variant[1]:g}"
-            results.append(j_result(pages, chosen, peer_outputs, name))
-    finally:
-        for name, value in zip(names, saved, strict=True):
-            setattr(guard_module, name, value)
-    choose_by_j(results, what)
+def forum_trigger(peer_outputs: Path) -> None:
+    """Rule 31: the guard's second trigger keeping every block of the main element on likely
+    forums (`guard.MAIN_MIN_FORUM_PROBABILITY`); none first."""
+    every = {"MAIN_KEEP": "all", "MAIN_KEPT_FROM": "main", "MAIN_ALL_BELOW_WORDS": None,
+             "MAIN_MAX_KEPT_WORDS": None}  # fmt: skip
+    variants = {"none": {**every, "MAIN_MIN_WORDS": None, "MAIN_MIN_FORUM_PROBABILITY": None}} | {
+        f"S {s:g}, P {p:g}": {**every, "MAIN_MIN_WORDS": 100, "MAIN_MIN_KEPT_SHARE": s,
+                              "MAIN_MIN_FORUM_PROBABILITY": p}
+        for s, p in FORUM_TRIGGER
+    }  # fmt: skip
+    by_j_settings(peer_outputs, "second trigger on likely forums (S, P)", variants)
 
 
 def shipped_rules(pages: list, keeps: list, types: list[str]) -> list:
