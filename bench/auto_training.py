@@ -763,9 +763,9 @@ def guarded(
         setattr(guard_module, name, value)
     try:
         out = []
-        for page, keep in zip(pages, keeps, strict=True):
+        for i, (page, keep) in enumerate(zip(pages, keeps, strict=True)):
             main_in = page.features[:, MAIN_IN_COLUMN] > 0 if what == "main" else None
-            p = None if forum is None else float(forum[len(out)])
+            p = None if forum is None else float(forum[i])
             chosen, _ = guard_module.guard_content(
                 list(keep), page.blocks, page.features, main_in, p
             )

@@ -307,7 +307,7 @@ class _Run:
         self.class_words = False
         self.page_type = ""
         self.page_type_confidence = 0.0
-        self.type_probabilities: np.ndarray | None = None  # `page_types.type_probabilities`
+        self.forum_probability: float | None = None  # read by `drop_comments`, `guard_content`
         # (total log10 p, tokens, kept log10 p, kept tokens, drops by reason), once decided
         self.totals: tuple[float, int, float, int, dict[str, int]] | None = None
 
@@ -478,12 +478,14 @@ class _Run:
             self._classify_page(blocks, rows)
             t = self._lap("page_type", t)
         if settings.mode == "auto":
-            content = drop_comments(content, blocks, rows, self.page_type, self._forum())
+            content = drop_comments(content, blocks, rows, self.page_type, self.forum_probability)
         if self._multilingual_applies():
             content = self._multilingual_content(blocks, content)
         if settings.content_guard:
             main_in = labeller.main_in(rows)
-            content, self.guard = guard_content(content, blocks, rows, main_in, self._forum())
+            content, self.guard = guard_content(
+                content, blocks, rows, main_in, self.forum_probability
+            )
             if settings.mode == "auto":
                 corpus = load_labeller("corpus")
                 content, joined = join_corpus(
@@ -537,19 +539,15 @@ class _Run:
         # their sums, which `result` need not count again past the deadline
         self.totals = (0.0, 0, 0.0, 0, {DropReason.TIME_BUDGET: n} if n else {})
 
-    def _forum(self) -> float | None:
-        """The page-type model's probability that the page is a forum (``None``: not asked)."""
-        return None if self.type_probabilities is None else float(self.type_probabilities[FORUM])
-
     def _classify_page(self, blocks: list[Block], rows: np.ndarray) -> None:
         """Name the page's type (`page_types`) from the labeller's rows and the page's URL:
         the fetched one, else the one the page declares (canonical, og:url, base)."""
         assert self.html is not None
         url = self.raw.url or find_page_url(self.html, hosts=False)
-        self.type_probabilities = type_probabilities(
-            blocks, rows, url, class_words=self.class_words
-        )
-        self.page_type, self.page_type_confidence = most_probable(self.type_probabilities)
+        probabilities = type_probabilities(blocks, rows, url, class_words=self.class_words)
+        self.page_type, self.page_type_confidence = most_probable(probabilities)
+        if probabilities is not None:
+            self.forum_probability = float(probabilities[FORUM])
 
     def _multilingual_applies(self) -> bool:
         """Whether the multilingual labeller has a say on this page's blocks (see
