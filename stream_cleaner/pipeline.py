@@ -124,7 +124,7 @@ def clean_document(
     identifier().predict  # noqa: B018 - and the language identifier's
     if settings.mode != "perplexity":
         load_labeller(settings.mode, settings.labeller_path)  # the same for the labellers
-        load_page_types()  # and the page-type model
+        load_page_types(settings.page_type_model_path)  # and the page-type model
         if settings.multilingual_labeller != "off":
             load_multilingual(settings.multilingual_labeller_path)
     run = _Run(raw, settings, model, models)
@@ -544,7 +544,10 @@ class _Run:
         the fetched one, else the one the page declares (canonical, og:url, base)."""
         assert self.html is not None
         url = self.raw.url or find_page_url(self.html, hosts=False)
-        probabilities = type_probabilities(blocks, rows, url, class_words=self.class_words)
+        model = load_page_types(self.settings.page_type_model_path)
+        probabilities = type_probabilities(
+            blocks, rows, url, class_words=self.class_words, model=model
+        )
         self.page_type, self.page_type_confidence = most_probable(probabilities)
         if probabilities is not None:
             self.forum_probability = float(probabilities[FORUM])

@@ -114,6 +114,8 @@ class CleanerSettings:
             (``train-labeller --site-features``; see `pipeline`); by default the mode's
             bundled ``labeller-MODE-sites.json`` where there is one and ``labeller_path`` is
             not set.
+        page_type_model_path: a page-type model file (``bench/page_types.py``, `page_types`)
+            instead of the bundled one.
         multilingual_labeller: in the labeller's modes, on which pages a block is kept only
             when the multilingual labeller also calls it content: ``auto`` (pages in a
             language without a language model: in corpus mode all, in auto mode those of a
@@ -167,6 +169,7 @@ class CleanerSettings:
         None, "a train-labeller model file (default: the mode's bundled one)", flag="--labeller"
     )
     site_labeller_path: str | None = None
+    page_type_model_path: str | None = None
     models: str = ""
     multilingual_labeller: str = option(
         "auto",

@@ -222,6 +222,32 @@ def test_a_thread_is_a_forum_in_every_labeller_mode(default_model):
     assert doc.page_type == classify_page(blocks, rows, THREAD_URL, class_words=True)[0]
 
 
+def test_a_page_type_model_of_ones_own_names_the_type(default_model, tmp_path):
+    # the bundled model with each tree moved to the class before it: another model, whose
+    # answer for the thread is another type
+    spec = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    for name in ("with_class_words", "without_class_words"):
+        roots = spec[name]["roots"]
+        spec[name]["roots"] = roots[1:] + roots[:1]
+    path = tmp_path / "page-types.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    own = PageTypeModel.load(path)
+    blocks, rows = _rows(THREAD)
+    expected = classify_page(blocks, rows, THREAD_URL, class_words=True, model=own)
+    assert expected[0] != "forum"
+
+    raw = RawDocument(body=THREAD, url=THREAD_URL)
+    settings = CleanerSettings(mode="auto", page_type_model_path=str(path))
+    doc = clean_document(raw, settings=settings, model=default_model)
+    assert doc.page_type == expected[0]
+    assert doc.page_type_confidence == pytest.approx(expected[1])
+    bundled = clean_document(raw, settings=CleanerSettings(mode="auto"), model=default_model)
+    assert bundled.page_type == "forum"
+    missing = CleanerSettings(mode="auto", page_type_model_path=str(tmp_path / "none.json"))
+    with pytest.raises(FileNotFoundError):  # a set-up error, before any page
+        clean_document(raw, settings=missing, model=default_model)
+
+
 def test_no_page_type_without_the_labeller_or_without_a_page(default_model):
     auto = CleanerSettings(mode="auto")
     cases = [

@@ -312,6 +312,7 @@ def test_every_setting_reaches_the_worker() -> None:
             site_labeller_path="/srv/models/labeller-article-sites.json",
             multilingual_labeller="on",
             multilingual_labeller_path="/srv/models/labeller-multilingual.json",
+            page_type_model_path="/srv/models/page-types.json",
             max_sentence_perplexity=1500.5,
             max_sentence_tokens=5000,
             max_word_chars=500,

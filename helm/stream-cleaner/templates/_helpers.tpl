@@ -192,6 +192,9 @@ STREAM_CLEANER_SITE_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.mod
 {{- if .Values.model.multilingualLabellerFile }}
 STREAM_CLEANER_MULTILINGUAL_LABELLER_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.multilingualLabellerFile | quote }}
 {{- end }}
+{{- if .Values.model.pageTypesFile }}
+STREAM_CLEANER_PAGE_TYPE_MODEL_PATH: {{ printf "%s/%s" (trimSuffix "/" .Values.model.mountPath) .Values.model.pageTypesFile | quote }}
+{{- end }}
 {{- with .Values.model.languageFiles }}
 {{- $dir := trimSuffix "/" $.Values.model.mountPath }}
 {{- $entries := list }}
