@@ -475,6 +475,8 @@ test, the multilingual sets) was read:
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py select      # the rule (~1 h)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py guard       # the guard's settings
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py folds       # fold labellers
+    PYTHONPATH=$PWD .venv/bin/python bench/page_types.py --cv-only \
+        --folds .cache/auto-training/folds                              # and page types
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py without-model  # rule 4 (~20 min)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py across-sets    # rule 5
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py main-trigger   # rules 6 to 10
@@ -1699,7 +1701,8 @@ def report_ablation(pages: list, scores: list, name: str) -> None:
 
 def folds(out: Path, candidate: str) -> None:
     """Write the five fold labellers of ``candidate`` (each trained without one fold's sites)
-    and which fold each 2026 page is in, for `bench/quality.py --out-of-fold`."""
+    and which fold each 2026 page is in, for `bench/quality.py --out-of-fold`
+    (``bench/page_types.py --folds`` writes the fold page-type models beside them)."""
     from stream_cleaner.labeller import labeller_path
     from stream_cleaner.training import _spec
 

@@ -140,6 +140,37 @@ def fit(x: np.ndarray, y: np.ndarray, names: tuple[str, ...]):
     return lightgbm.train(PARAMS, data, num_boost_round=NUM_TREES)
 
 
+def model_spec(x: np.ndarray, y: np.ndarray) -> dict:
+    """The model file's content: both ensembles fitted on rows ``x`` (`FEATURE_NAMES_ALL`;
+    the ensemble without class words reads the first `FEATURE_NAMES_COMMON` columns)."""
+    common = len(FEATURE_NAMES_COMMON)
+    return {
+        "format": PAGE_TYPES_FORMAT,
+        "types": list(PAGE_TYPES),
+        "features": list(FEATURE_NAMES_ALL),
+        "with_class_words": {
+            "num_class": len(PAGE_TYPES),
+            **export_trees(fit(x, y, FEATURE_NAMES_ALL)),
+        },
+        "without_class_words": {
+            "num_class": len(PAGE_TYPES),
+            **export_trees(fit(x[:, :common], y, FEATURE_NAMES_COMMON)),
+        },
+    }
+
+
+def write_fold_models(out: Path, x: np.ndarray, y: np.ndarray, folds: np.ndarray) -> None:
+    """Write ``out/page-types-fold-K.json``, the model trained without fold K's sites, for
+    `bench/quality.py --out-of-fold` (the folds are `bench/auto_training.py folds`' too: both
+    split by `training.page_folds` of the page's site)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for k in range(FOLDS):
+        train = folds != k
+        path = out / f"page-types-fold-{k}.json"
+        path.write_text(json.dumps(model_spec(x[train], y[train]), separators=(",", ":")))
+        print(f"wrote {path} ({int(train.sum())} training pages)", file=sys.stderr)
+
+
 def cross_validate(x: np.ndarray, y: np.ndarray, folds: np.ndarray, names) -> np.ndarray:
     """Out-of-fold class probabilities."""
     out = np.zeros((len(y), len(PAGE_TYPES)))
@@ -211,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
         "--cost", action="store_true", help="measure what the page type costs a page; no CV"
     )
     parser.add_argument("--modes", default="auto,corpus,article", help="for --cost")
+    parser.add_argument(
+        "--folds", metavar="DIR",
+        help="also write the five fold models to DIR (bench/quality.py --out-of-fold)",
+    )  # fmt: skip
     parser.add_argument("--every", type=int, default=1, help="for --cost: every Nth page")
     args = parser.parse_args(argv)
     if args.cost:
@@ -231,21 +266,11 @@ def main(argv: list[str] | None = None) -> int:
             cross_validate(x[:, :common], y, folds, FEATURE_NAMES_COMMON),
         ),
     }
+    if args.folds:
+        write_fold_models(Path(args.folds), x, y, folds)
     if args.cv_only:
         return 0
-    spec = {
-        "format": PAGE_TYPES_FORMAT,
-        "types": list(PAGE_TYPES),
-        "features": list(FEATURE_NAMES_ALL),
-        "with_class_words": {
-            "num_class": len(PAGE_TYPES),
-            **export_trees(fit(x, y, FEATURE_NAMES_ALL)),
-        },
-        "without_class_words": {
-            "num_class": len(PAGE_TYPES),
-            **export_trees(fit(x[:, :common], y, FEATURE_NAMES_COMMON)),
-        },
-    }
+    spec = model_spec(x, y)
     meta = {
         "trained_on": [{"directory": str(DATA.relative_to(ROOT)), "aliases": ALIASES}],
         "pages": len(pages),

@@ -146,14 +146,24 @@ def out_of_fold_system(name: str, directory: Path) -> throughput.System:
     """stream-cleaner in `auto` mode where each page that a fold labeller was trained without
     is cleaned by that labeller (``bench/auto_training.py folds`` writes ``DIR/fold-K.json``
     and ``DIR/folds.json``, page name -> fold): the figures of pages the shipped labeller
-    learnt from, out of fold. Other pages get the shipped labeller."""
+    learnt from, out of fold. Other pages get the shipped labeller. Where ``bench/page_types.py
+    --folds DIR`` wrote ``DIR/page-types-fold-K.json``, the page's type (which `auto`'s rules
+    read) comes from that fold's page-type model too, else from the shipped one, which learnt
+    every 2026 page."""
     from stream_cleaner import clean_document
     from stream_cleaner.settings import CleanerSettings
 
     folds = json.loads((directory / "folds.json").read_text())["pages"]
     base = CleanerSettings.from_env().with_options(mode="auto")
+
+    def page_types(k: int) -> str | None:
+        path = directory / f"page-types-fold-{k}.json"
+        return str(path) if path.is_file() else None
+
     by_fold = {
-        k: base.with_options(labeller_path=str(directory / f"fold-{k}.json"))
+        k: base.with_options(
+            labeller_path=str(directory / f"fold-{k}.json"), page_type_model_path=page_types(k)
+        )
         for k in set(folds.values())
     }
     system = throughput.build_stream_cleaner(name, base)
