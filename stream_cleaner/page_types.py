@@ -63,7 +63,10 @@ MODEL_PATH: Final = MODELS_DIR / "page-types.json"
 # is one of them sets the group's feature. Vocabulary, not site names.
 URL_WORDS: Final = (
     ("forum", "forum forums thread threads topic topics t questions question discussion "
-              "discussions community d answers viewtopic"),
+              "discussions community d answers viewtopic "
+              # forum software's thread and board paths (rule 33 of bench/auto_training.py)
+              "showthread forumdisplay viewforum viewthread showtopic board boards comments "
+              "talk"),
     ("docs", "docs doc documentation reference api guide guides manual tutorial tutorials "
              "learn library help kb wiki"),
     ("product", "product products p dp item items pd pdp app buy"),

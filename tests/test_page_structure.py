@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from stream_cleaner import CleanerSettings, clean_document, guard
+from stream_cleaner import CleanerSettings, RawDocument, clean_document, guard
 from stream_cleaner._native import native_module
 from stream_cleaner.budget import TimeBudgetExceeded
 from stream_cleaner.guard import GuardReason, guard_content
@@ -794,12 +794,18 @@ def test_comments_beside_a_short_article_go_on_a_page_unlikely_to_be_a_forum(tin
 
 
 def test_auto_mode_reads_the_forum_probability(monkeypatch):
-    # twelve comments under one run of prose: the page-type model calls it a forum, and the
-    # labeller keeps the comments
-    page = _commented(1, comments=12, comment=f"{COMMENT} {COMMENT}")
+    # twelve comments under one run of prose at a thread's URL: the page-type model calls it a
+    # forum, and the labeller keeps the comments
+    page = RawDocument(
+        body=_commented(1, comments=12, comment=f"{COMMENT} {COMMENT}"),
+        url="https://forum.example.org/threads/the-river.12/",
+    )
     doc = clean_document(page, settings=CleanerSettings(mode="auto"))
     assert doc.page_type == "forum" and COMMENT in doc.text
-    # every page unlikely to be a forum: the same page loses them, its article stays
+    # without the URL the model calls it an article, unlikely to be a forum: the comments go
+    doc = clean_document(page.body, settings=CleanerSettings(mode="auto"))
+    assert doc.page_type == "article" and COMMENT not in doc.text and LONG in doc.text
+    # every page unlikely to be a forum: the thread loses them too, its opening post stays
     monkeypatch.setattr(guard, "COMMENTS_FORUM_BELOW", 1.01)
     doc = clean_document(page, settings=CleanerSettings(mode="auto"))
     assert COMMENT not in doc.text and LONG in doc.text
@@ -813,6 +819,7 @@ def test_auto_mode_drops_the_comments_its_labeller_keeps_beside_an_article(monke
     # the labeller keeps them: the rule (rule 11, docs/labeller.md) is what drops them
     monkeypatch.setattr(guard, "COMMENTS_BESIDE_PROSE_WORDS", 10**9)
     monkeypatch.setattr(guard, "COMMENTS_BESIDE_ARTICLE_WORDS", 10**9)
+    monkeypatch.setattr(guard, "COMMENTS_UNLIKELY_FORUM_WORDS", None)  # and rule 30's
     assert COMMENT in clean_document(page, settings=CleanerSettings(mode="auto")).text
 
 

@@ -96,6 +96,14 @@ def test_url_features_read_generic_path_words():
         assert url(home)["url_root"] == 1 and url(home)["url_segments"] == 0
     # words inside a segment are not words of the path
     assert url("https://example.org/threadneedle-street")["url_forum"] == 0
+    # forum software's thread and board paths
+    for address in (
+        "https://board.example.net/showthread.php?t=186269",
+        "https://example.net/boards/189706-switch/80702016",
+        "https://example.com/r/cooking/comments/1rl0nt4/enamel_pans/",
+        "https://example.com/talk/food_and_recipes/5498613-cheap-dinners",
+    ):
+        assert url(address)["url_forum"] == 1, address
 
 
 def test_page_features_of_a_literal_page():
