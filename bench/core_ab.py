@@ -14,6 +14,12 @@ commit before a change against the checkout:
 A tree listed second measures about 1.5 % faster than the same tree listed first (two copies
 of one tree: 0.986), so a gain of a few percent is read from runs both ways round.
 
+Two builds of the same native sources can differ by a few percent too (2026-11-30: the same
+`_native` sources built in two worktrees, 1.028 and 1.031 both ways round, all stages alike,
+parse and KenLM's scoring among them; with one tree's modules copied into the other, 1.000
+and 1.003). When a change leaves ``stream_cleaner/_native`` alone, copy one tree's ``*.so``
+into the other before reading a few percent.
+
 A tree can name its own mode, ``--tree PATH@MODE``: one default against another, say the tree
 where `corpus` was the default against today's `auto` (their outputs then differ, of course):
 
