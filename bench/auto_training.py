@@ -1053,11 +1053,7 @@ def page_type_probabilities(pages: list, *, seed: int | None = None) -> np.ndarr
     saved_seed = recipe.PARAMS["seed"]
     recipe.PARAMS["seed"] = saved_seed if seed is None else seed
     try:
-        for k in range(FOLDS):
-            model = recipe.fit(x[fold_of != k], y[fold_of != k], names)
-            for i, row in zip(np.flatnonzero(fold_of == k), model.predict(x[fold_of == k]),
-                              strict=True):  # fmt: skip
-                out[modern[i]] = row
+        out[modern] = recipe.cross_validate(x, y, fold_of, names)
         others = [i for i, p in enumerate(pages) if p.source != "modern2026" and p.blocks]
         if page_type_columns is None:
             shipped = load_page_types()
