@@ -155,6 +155,13 @@ MAIN_MAX_KEPT_FROM = "page"
 # keeping every block of the main element: 0.8 saves 2 of the 2026 pages lost with a set held
 # out, but J gains 0.0008, under the 0.002 margin, so the trigger stays off.
 MAIN_MIN_FORUM_PROBABILITY: float | None = None
+# In `article` mode, on a page whose probability of being a forum (`page_types`) is at least
+# this, the guard's run of prose may be taken from comment-marked parts (`posts_in_comments`):
+# the article labeller drops a thread's posts as readers' comments, and they are the thread's
+# content. ``None``: never. Off by rule 34 (`bench/article_threads.py`): at 0.5 or 0.8 it saves
+# none of the 19 2026 pages `article` loses (their posts are no run of prose without a main
+# element: a layout wrapper's class name leaves them out, or authors and dates split them).
+ARTICLE_POSTS_FORUM_PROBABILITY: float | None = None
 # `drop_comments`: chosen by `bench/auto_training.py comments` (rule 11) on the auto
 # labeller's decisions with each training set held out (mean F1 0.7855 to 0.7960, Dragnet
 # train held out 0.724 to 0.765, the same pages lost) and in the site folds (no set lower by
@@ -215,12 +222,14 @@ def outside(
     candidates: np.ndarray,
     around: np.ndarray | None = None,
     below_main: tuple[str, ...] = (),
+    *,
+    posts: bool = False,
 ) -> set[int]:
     """Which of the ``candidates`` (block indexes) sit in a part of the page that is not its
-    main content (see the module): `OUTSIDE_GROUPS` and `OUTSIDE_COLUMNS`; with ``around``
-    (`levels_around_main`), a name of the groups ``below_main`` counts only below the main
-    element."""
-    bits, columns = _outside_marks(tuple(OUTSIDE_GROUPS), tuple(OUTSIDE_COLUMNS))
+    main content (see the module): `OUTSIDE_GROUPS` (but ``comment`` with ``posts``,
+    `posts_in_comments`) and `OUTSIDE_COLUMNS`; with ``around`` (`levels_around_main`), a
+    name of the groups ``below_main`` counts only below the main element."""
+    bits, columns = _outside_marks(_outside_groups(posts), tuple(OUTSIDE_COLUMNS))
     marked = (features[np.ix_(candidates, columns)] > 0).any(axis=1).tolist()
     below = [CLASS_GROUP_NAMES.index(g) for g in below_main] if around is not None else []
     left_out = set()
@@ -233,6 +242,23 @@ def outside(
         if m or code:
             left_out.add(i)
     return left_out
+
+
+def posts_in_comments(mode: str, forum_probability: float | None) -> bool:
+    """Whether the guard takes a page's comment-marked parts for its posts, from which a run
+    of prose may come: in `article` mode, on a likely forum (`ARTICLE_POSTS_FORUM_PROBABILITY`;
+    ``forum_probability`` ``None``: not known)."""
+    return (
+        mode == "article"
+        and ARTICLE_POSTS_FORUM_PROBABILITY is not None
+        and forum_probability is not None
+        and forum_probability >= ARTICLE_POSTS_FORUM_PROBABILITY
+    )
+
+
+def _outside_groups(posts: bool) -> tuple[str, ...]:
+    """`OUTSIDE_GROUPS`, without ``comment`` when the comment-marked parts are posts."""
+    return tuple(g for g in OUTSIDE_GROUPS if not (posts and g == "comment"))
 
 
 def levels_around_main(features: np.ndarray, main_in: np.ndarray) -> np.ndarray | None:
@@ -279,15 +305,17 @@ def _prose_run(
     words: np.ndarray,
     around: np.ndarray | None = None,
     below_main: tuple[str, ...] = (),
+    *,
+    posts: bool = False,
 ) -> tuple[list[int], float]:
     """The page's longest run of prose (`prose_run`) over the blocks that count as prose (see
-    the module), from the labeller's rows and the blocks' words."""
+    the module), from the labeller's rows and the blocks' words (``posts``: `outside`'s)."""
     candidates = np.flatnonzero(
         (words >= MIN_RUN_BLOCK_WORDS)
         & (features[:, _LINKS] < MAX_RUN_LINK_DENSITY)
         & (features[:, _ENDS] != 0)
     )
-    left_out = outside(blocks, features, candidates, around, below_main)
+    left_out = outside(blocks, features, candidates, around, below_main, posts=posts)
     prose = [i for i in candidates.tolist() if i not in left_out]
     return prose_run(prose, words.tolist())
 
@@ -343,6 +371,8 @@ def guard_content(
     features: np.ndarray,
     main_in: np.ndarray | None = None,
     forum_probability: float | None = None,
+    *,
+    posts: bool = False,
 ) -> tuple[list[bool], str | None]:
     """The decision with the guard applied, and why it changed it (``None``: it did not).
 
@@ -354,6 +384,8 @@ def guard_content(
             too when the guard steps in; ``None`` when the labeller does not know.
         forum_probability: the page-type model's probability that the page is a forum, which
             `MAIN_MIN_FORUM_PROBABILITY` reads (``None``: not known).
+        posts: the page's comment-marked parts are its posts (`posts_in_comments`): a run of
+            prose may be taken from them, and they are kept with the main element.
     """
     if not len(blocks):
         return list(content), None
@@ -370,7 +402,7 @@ def guard_content(
         else:
             around = levels_around_main(features, main_in)
     if fast is not None:  # one call: the guard cost more in numpy's calls than in its loop
-        bits, columns = _outside_marks(tuple(OUTSIDE_GROUPS), tuple(OUTSIDE_COLUMNS))
+        bits, columns = _outside_marks(_outside_groups(posts), tuple(OUTSIDE_COLUMNS))
         below, _ = _outside_marks(below_main, ())
         run, run_words = fast.prose_run(
             words, features, _LINKS, _ENDS, columns,
@@ -378,7 +410,7 @@ def guard_content(
             MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below,
         )  # fmt: skip
     else:
-        run, run_words = _prose_run(blocks, features, words, around, below_main)
+        run, run_words = _prose_run(blocks, features, words, around, below_main, posts=posts)
     if (
         run_words < MIN_RUN_WORDS
         or sum(words[i] for i in run if content[i]) >= MIN_KEPT_SHARE * run_words
@@ -393,7 +425,9 @@ def guard_content(
     if main_in is not None and (
         MAIN_MAX_PAGE_SHARE is None or words[main_in].sum() < MAIN_MAX_PAGE_SHARE * words.sum()
     ):
-        _keep_main_inside(guarded, blocks, features, main_in, around, below_main=below_main)
+        _keep_main_inside(
+            guarded, blocks, features, main_in, around, below_main=below_main, posts=posts
+        )
     return guarded, GuardReason.CONTENT_LOSS
 
 
@@ -491,11 +525,12 @@ def _keep_main_inside(
     around: np.ndarray | None = None,
     *,
     below_main: tuple[str, ...] = (),
+    posts: bool = False,
 ) -> None:
     """Keep, in ``guarded``, every block of the main element outside the parts no run of
     prose is taken from (`outside`)."""
     main = np.flatnonzero(main_in)
-    left_out = outside(blocks, features, main, around, below_main)
+    left_out = outside(blocks, features, main, around, below_main, posts=posts)
     for i in main.tolist():
         if i not in left_out:
             guarded[i] = True

@@ -44,7 +44,13 @@ from .decode import (
 )
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .filters import REGISTRY
-from .guard import drop_comments, guard_content, join_corpus, keep_headings
+from .guard import (
+    drop_comments,
+    guard_content,
+    join_corpus,
+    keep_headings,
+    posts_in_comments,
+)
 from .labeller import (
     block_kinds,
     label_blocks,
@@ -484,8 +490,9 @@ class _Run:
         if settings.content_guard:
             main_in = labeller.main_in(rows)
             content, self.guard = guard_content(
-                content, blocks, rows, main_in, self.forum_probability
-            )
+                content, blocks, rows, main_in, self.forum_probability,
+                posts=posts_in_comments(settings.mode, self.forum_probability),
+            )  # fmt: skip
             if settings.mode == "auto":
                 corpus = load_labeller("corpus")
                 content, joined = join_corpus(

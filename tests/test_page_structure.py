@@ -549,6 +549,12 @@ def test_native_prose_run_equals_the_reference():
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
             )  # fmt: skip
             assert found == guard._prose_run(blocks, rows, words), n
+            posts, _ = guard._outside_marks(guard._outside_groups(True), ())  # rule 34
+            found = fast.prose_run(
+                words, rows, guard._LINKS, guard._ENDS, columns, blocks, posts,
+                guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+            )  # fmt: skip
+            assert found == guard._prose_run(blocks, rows, words, posts=True), n
             around = rng.integers(0, 16, size=n)
             if n:  # and the levels themselves, from random depths and a random main element
                 rows[:, guard._DEPTH] = rng.integers(3, 30, size=n)
@@ -843,3 +849,26 @@ def test_the_second_trigger_on_likely_forums_only(tiny_model, monkeypatch):
         assert guard.guard_content(opening, blocks, features, main_in, unsure) == (opening, None)
     monkeypatch.setattr(guard, "MAIN_MIN_FORUM_PROBABILITY", None)  # every page
     assert guard.guard_content(opening, blocks, features, main_in, None)[1] is not None
+
+
+def test_article_mode_takes_a_likely_forums_posts_for_its_run(tiny_model, monkeypatch):
+    # rule 34: a thread kept down to its opening post, its replies marked as comments. The
+    # guard takes no run of prose from comment-marked parts, unless they are a thread's posts
+    blocks = parse_blocks(_commented(1, comments=12))  # 232 words over 12 replies of 31
+    texts = [b.text for b in blocks]
+    features = _features(blocks, tiny_model)
+    opening = [t == LONG for t in texts]
+    assert guard.guard_content(opening, blocks, features) == (opening, None)
+    kept, why = guard.guard_content(opening, blocks, features, posts=True)
+    assert why == guard.GuardReason.CONTENT_LOSS
+    assert [t for t, k in zip(texts, kept, strict=True) if k].count(COMMENT) == 12
+    # the same without the native modules
+    monkeypatch.setattr(guard, "native_module", lambda name: None)
+    assert guard.guard_content(opening, blocks, features, posts=True) == (kept, why)
+    # posts: in article mode only, on a page the page-type model thinks a forum
+    monkeypatch.setattr(guard, "ARTICLE_POSTS_FORUM_PROBABILITY", 0.8)
+    assert guard.posts_in_comments("article", 0.8)
+    for mode, probability in (("article", 0.79), ("article", None), ("auto", 0.99)):
+        assert not guard.posts_in_comments(mode, probability)
+    monkeypatch.setattr(guard, "ARTICLE_POSTS_FORUM_PROBABILITY", None)
+    assert not guard.posts_in_comments("article", 1.0)

@@ -1,0 +1,152 @@
+"""Rule 34 (issue 38): `article` mode on threads, on training pages only.
+
+Written 2026-11-30 (12:55), before its figures, after reading only that `article` mode keeps
+0 to 5 words of four 2026 threads whose record it types ``forum`` (`auto` keeps 900-2,000 of
+each), and that it loses 19 of the 2026 pages against trafilatura, 10 of them threads. The
+article labeller drops a thread's posts as readers' comments, and the content-loss guard
+takes no run of prose from comment-marked parts, so nothing brings them back. But a thread's
+posts are its content (issue 38, page types). Candidate: in `article` mode, on a page whose
+forum probability (`page_types`) is at least P (0.5 or 0.8), the guard may take its run from
+comment-marked parts (`guard.ARTICLE_POSTS_FORUM_PROBABILITY`); the other parts stay left out,
+and an article with its readers' comments is untouched below P.
+
+Scored in `article` mode on the 2026 pages (the article labeller never saw them; each page's
+type from the page-type model of its site fold, `bench/page_types.py --folds`), on the Dragnet
+train split, the GoogleTrends train pages and CleanEval dev (the shipped page-type model,
+which learnt none of them; the article labeller learnt Dragnet train and GoogleTrends train,
+so those two are in sample, which favours no change). Shipped at the P that loses the fewest
+2026 pages against trafilatura (`evaluate.lost_main_content`), among those whose macro
+word-alignment F1 on no set is more than 0.002 below no trigger; ties to the higher P; none
+if neither loses fewer pages than no trigger. Then, read once: `article` mode on CleanEval
+test, the Dragnet test split and GoogleTrends test no more than 0.002 lower, and no
+MultiBoilerNet language more than 0.005 lower (`bench/multilingual_pipeline.py --mode
+article`).
+
+Not shipped (`guard.ARTICLE_POSTS_FORUM_PROBABILITY` stays ``None``): neither P saves a page.
+The 2026 pages 0.7302 to 0.7312 (snippet F1 0.7896 to 0.7899), Dragnet train 0.9702 to 0.9651
+(P 0.5) or 0.9700 (P 0.8), the other two unchanged; the same 19 pages lost. The threads it was
+for are typed forums (probability 0.98-0.99), but their posts are still no run of prose: with
+no main element known (the article labeller reads no page structure), the class names of the
+layout's wrappers ("...withSidebar") leave every post out, as rule 14 found for `auto`; where
+they do not, a post's author, date and reactions put more than `guard.MAX_RUN_GAP` blocks
+between two posts. What would reach them is `auto`'s decision on a likely forum, measured
+with `auto`'s fold labellers, which `article` mode has no setting for yet.
+
+    PYTHONPATH=$PWD .venv/bin/python bench/article_threads.py    # ~10 min
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from data import load_cleaneval, load_dragnet, load_page_set
+
+from stream_cleaner import clean_document, guard
+from stream_cleaner.document import RawDocument
+from stream_cleaner.evaluate import (
+    dragnet_split,
+    lost_main_content,
+    read_outputs,
+    score_outputs,
+)
+from stream_cleaner.settings import CleanerSettings
+
+ROOT = Path(__file__).resolve().parent.parent
+CANDIDATES = (None, 0.5, 0.8)
+MARGIN = 0.002
+# set name -> the folder of bench/quality.py --save-outputs's peer outputs
+PEER_DATASETS = {
+    "modern2026": "modern2026",
+    "dragnet-train": "dragnet",
+    "googletrends-train": "googletrends-train",
+    "cleaneval-dev": "cleaneval-dev",
+}
+
+
+def load_sets() -> dict[str, list]:
+    """The four sets' pages, gold included."""
+    return {
+        "modern2026": load_page_set("modern2026"),
+        "dragnet-train": [p for p in load_dragnet() if dragnet_split(p.name) == "train"],
+        "googletrends-train": load_page_set("googletrends-pages/train"),
+        "cleaneval-dev": load_cleaneval("dev"),
+    }
+
+
+def settings_for(folds_dir: Path) -> tuple[dict[str, CleanerSettings], CleanerSettings]:
+    """`article` mode's settings per 2026 page (its site fold's page-type model), and for
+    every other page (the shipped model)."""
+    base = CleanerSettings.from_env().with_options(mode="article")
+    folds = json.loads((folds_dir / "folds.json").read_text())["pages"]
+    by_fold = {
+        k: base.with_options(page_type_model_path=str(folds_dir / f"page-types-fold-{k}.json"))
+        for k in set(folds.values())
+    }
+    return {name: by_fold[k] for name, k in folds.items()}, base
+
+
+def clean_all(pages: list, settings: CleanerSettings | dict[str, CleanerSettings]) -> dict:
+    """Each page's `article` text."""
+    out = {}
+    for page in pages:
+        own = settings.get(page.name) if isinstance(settings, dict) else settings
+        raw = RawDocument(body=page.raw, id=page.name, url=page.url)
+        out[page.name] = clean_document(raw, settings=own).text
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--folds", type=Path, default=ROOT / ".cache/auto-training/folds")
+    parser.add_argument(
+        "--peer-outputs", type=Path, default=ROOT / "artifacts" / "peers" / "outputs"
+    )
+    args = parser.parse_args()
+    sets = load_sets()
+    fold_settings, base = settings_for(args.folds)
+    peers = {
+        name: score_outputs(pages, read_outputs(args.peer_outputs / folder / "trafilatura"))[1]
+        for name, folder in PEER_DATASETS.items()
+        for pages in (sets[name],)
+    }
+    rows = {}
+    for p in CANDIDATES:
+        guard.ARTICLE_POSTS_FORUM_PROBABILITY = p
+        f1s, lost = {}, {}
+        for name, pages in sets.items():
+            settings = fold_settings if name == "modern2026" else base
+            summary, ours = score_outputs(pages, clean_all(pages, settings))
+            f1s[name] = summary.f1
+            if summary.snippets is not None:
+                f1s["snippets"] = summary.snippets.f1
+            lost[name] = [a.name for a, b in zip(ours, peers[name], strict=True)
+                          if lost_main_content(a, b)]  # fmt: skip
+            print(f"P {p}: {name} {f1s[name]:.4f}, lost {lost[name]}", file=sys.stderr, flush=True)
+        rows[p] = (f1s, lost)
+    print(
+        "| trigger on forum probability at least | "
+        + " | ".join(sets)
+        + " | 2026 snippet F1 | 2026 pages lost |"
+    )
+    print("|---|" + "---:|" * (len(sets) + 2))
+    for p, (f1s, lost) in rows.items():
+        cells = " | ".join(f"{f1s[n]:.4f}" for n in sets)
+        snippets = f"{f1s['snippets']:.4f}"
+        print(
+            f"| {'none' if p is None else p} | {cells} | {snippets} | {len(lost['modern2026'])} |"
+        )
+    base_f1, base_lost = rows[None][0], len(rows[None][1]["modern2026"])
+    passing = [
+        p for p in CANDIDATES[1:]
+        if all(rows[p][0][n] >= base_f1[n] - MARGIN for n in sets)
+        and len(rows[p][1]["modern2026"]) < base_lost
+    ]  # fmt: skip
+    best = min(passing, key=lambda p: (len(rows[p][1]["modern2026"]), -p), default=None)
+    print(f"\nchosen: {'none' if best is None else best}")
+
+
+if __name__ == "__main__":
+    main()
