@@ -152,8 +152,10 @@ class CleanedDocument:
             (`guard.GuardReason`: ``content_loss``, the page's longest run of prose was
             dropped and is kept; ``corpus_joined``, in ``auto``, the decision kept fewer
             words than `guard.CORPUS_BELOW_WORDS` and the corpus labeller's blocks outside
-            comments, menus, sidebars, footers and overlays are kept too), or ``None`` when
-            it did not.
+            comments, menus, sidebars, footers and overlays are kept too; ``thread``, in
+            ``article``, a page typed a forum with a probability of at least
+            `guard.ARTICLE_THREAD_PROBABILITY` is decided as ``auto`` decides it, its posts
+            kept), or ``None`` when it did not.
         page_type: what kind of page it is, one of `page_types.PAGE_TYPES` (``article``,
             ``forum``, ``documentation``, ``product``, ``collection``, ``listing``,
             ``service``); ``""`` when not determined: in perplexity mode, for plain text,

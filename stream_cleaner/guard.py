@@ -43,6 +43,12 @@ by that labeller's blocks outside the parts no run of prose is taken from (a lis
 service page of short items, with no run of prose for the guard; rule 26), and the cleaned
 document says so (`GuardReason.CORPUS_JOINED`).
 
+In ``article``, a page the page-type model types a forum with a probability of at least
+`ARTICLE_THREAD_PROBABILITY` is decided as ``auto`` decides it, by ``auto``'s labeller and
+rules (`threads_as_auto`, the pipeline's `_Run._label`): the article labeller drops a thread's
+posts as readers' comments, ``auto``'s learnt threads. The document says so
+(`GuardReason.THREAD`; rule 35).
+
 Last, for ``auto``, `keep_headings`, off as shipped (`HEADING_MAX_WORDS`): a short heading
 the decision drops kept when the decision keeps the block after it (rule 27).
 
@@ -162,6 +168,15 @@ MAIN_MIN_FORUM_PROBABILITY: float | None = None
 # none of the 19 2026 pages `article` loses (their posts are no run of prose without a main
 # element: a layout wrapper's class name leaves them out, or authors and dates split them).
 ARTICLE_POSTS_FORUM_PROBABILITY: float | None = None
+# In `article` mode, a page the page-type model types a forum with at least this probability
+# is decided as `auto` decides it (`auto`'s labeller learnt threads, whose posts the article
+# labeller drops as readers' comments), and its record says so (`GuardReason.THREAD`). Rule 35
+# (`bench/article_threads.py --threads`), between any page typed a forum and at least 0.8: 0.8
+# loses 10 of the 2026 pages against trafilatura instead of 19 (0.7302 to 0.7440), Dragnet
+# train (article gold) 0.9702 to 0.9697; typed a forum at all saves one more but costs Dragnet
+# train 0.005 (43 of its pages typed forums, articles over long comment threads among them).
+# ``None``: never.
+ARTICLE_THREAD_PROBABILITY: float | None = 0.8
 # `drop_comments`: chosen by `bench/auto_training.py comments` (rule 11) on the auto
 # labeller's decisions with each training set held out (mean F1 0.7855 to 0.7960, Dragnet
 # train held out 0.724 to 0.765, the same pages lost) and in the site folds (no set lower by
@@ -205,8 +220,10 @@ class GuardReason:
     CONTENT_LOSS = "content_loss"
     # the decision kept almost nothing: the corpus labeller's blocks joined it
     CORPUS_JOINED = "corpus_joined"
+    # in `article` mode, a likely thread decided as `auto` decides it (`threads_as_auto`)
+    THREAD = "thread"
 
-    ALL = (CONTENT_LOSS, CORPUS_JOINED)
+    ALL = (CONTENT_LOSS, CORPUS_JOINED, THREAD)
 
 
 @functools.cache
@@ -253,6 +270,18 @@ def posts_in_comments(mode: str, forum_probability: float | None) -> bool:
         and ARTICLE_POSTS_FORUM_PROBABILITY is not None
         and forum_probability is not None
         and forum_probability >= ARTICLE_POSTS_FORUM_PROBABILITY
+    )
+
+
+def threads_as_auto(mode: str, page_type: str, probability: float) -> bool:
+    """Whether a page is decided as `auto` decides it: in `article` mode, a page of
+    ``page_type`` forum with at least `ARTICLE_THREAD_PROBABILITY` (``probability``: the page
+    type's, `page_types.most_probable`)."""
+    return (
+        mode == "article"
+        and ARTICLE_THREAD_PROBABILITY is not None
+        and page_type == "forum"
+        and probability >= ARTICLE_THREAD_PROBABILITY
     )
 
 

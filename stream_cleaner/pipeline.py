@@ -45,11 +45,13 @@ from .decode import (
 from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .filters import REGISTRY
 from .guard import (
+    GuardReason,
     drop_comments,
     guard_content,
     join_corpus,
     keep_headings,
     posts_in_comments,
+    threads_as_auto,
 )
 from .labeller import (
     block_kinds,
@@ -456,50 +458,63 @@ class _Run:
         scores: ScoreColumns,
         unscored: set[int],
         t: float,
+        mode: str | None = None,
     ) -> tuple[list[bool] | None, float, float]:
         """Which blocks are content (None in perplexity mode) and the sentences' perplexity
-        limit (`decide.sentence_limit`): the mode's labeller, the multilingual labeller where
-        it applies, the content-loss guard; then the page's type. Returns them with the time
-        of the last lap."""
+        limit (`decide.sentence_limit`): the mode's labeller, the page's type, the multilingual
+        labeller where it applies, the content-loss guard. Returns them with the time of the
+        last lap. ``mode``: another mode's labeller and rules than the settings' (its bundled
+        labeller, no site evidence): `article` takes `auto`'s on a likely thread
+        (`guard.threads_as_auto`)."""
         settings = self.settings
-        if settings.mode == "perplexity":
+        mode = mode or settings.mode
+        if mode == "perplexity":
             self.block_kinds = tuple(block_kinds(blocks))
             return None, sentence_limit(settings), t
+        own = mode == settings.mode
+        labeller_path = self.labeller_path if own else None
         features_scores = scores
         if unscored:  # no model, no evidence either way: neutral perplexity features
-            log_ppl = load_labeller(settings.mode, self.labeller_path).unscored_log_ppl
+            log_ppl = load_labeller(mode, labeller_path).unscored_log_ppl
             log10_probs, n_tokens, n_oovs = map(list, scores)
             for i in unscored:
                 log10_probs[i], _, n_oovs[i] = unscored_score(n_tokens[i], log_ppl)
             features_scores = (log10_probs, n_tokens, n_oovs)
         content, kinds, labeller, rows = label_blocks(
-            blocks, texts, block_of, features_scores, mode=settings.mode,
-            labeller_path=self.labeller_path, site_evidence=self.site_evidence,
-            deadline=self.deadline,
+            blocks, texts, block_of, features_scores, mode=mode, labeller_path=labeller_path,
+            site_evidence=self.site_evidence if own else None, deadline=self.deadline,
         )  # fmt: skip
         max_ppl = sentence_limit(settings, labeller.max_sentence_perplexity)
         self.block_kinds = tuple(kinds)
         t = self._lap("label", t)
-        if self.html is not None:  # before the rules below: `drop_comments` reads it
+        if self.html is not None and own:  # before the rules below: `drop_comments` reads it
             self._classify_page(blocks, rows)
             t = self._lap("page_type", t)
-        if settings.mode == "auto":
+            if settings.content_guard and threads_as_auto(
+                mode, self.page_type, self.page_type_confidence
+            ):
+                content, max_ppl, t = self._label(
+                    blocks, texts, block_of, scores=scores, unscored=unscored, t=t, mode="auto"
+                )
+                self.guard = GuardReason.THREAD
+                return content, max_ppl, t
+        if mode == "auto":
             content = drop_comments(content, blocks, rows, self.page_type, self.forum_probability)
-        if self._multilingual_applies():
+        if self._multilingual_applies(mode):
             content = self._multilingual_content(blocks, content)
         if settings.content_guard:
             main_in = labeller.main_in(rows)
             content, self.guard = guard_content(
                 content, blocks, rows, main_in, self.forum_probability,
-                posts=posts_in_comments(settings.mode, self.forum_probability),
+                posts=posts_in_comments(mode, self.forum_probability),
             )  # fmt: skip
-            if settings.mode == "auto":
+            if mode == "auto":
                 corpus = load_labeller("corpus")
                 content, joined = join_corpus(
                     content, blocks, rows, main_in, corpus, deadline=self.deadline
                 )
                 self.guard = joined or self.guard
-        if settings.mode == "auto":
+        if mode == "auto":
             content = keep_headings(content, blocks, rows)
         t = self._lap("label", t)  # the rules on the labeller's decision count as labelling
         check_deadline(self.deadline, "while labelling")
@@ -559,11 +574,11 @@ class _Run:
         if probabilities is not None:
             self.forum_probability = float(probabilities[FORUM])
 
-    def _multilingual_applies(self) -> bool:
-        """Whether the multilingual labeller has a say on this page's blocks (see
-        ``settings.multilingual_labeller``): ``auto`` when no model scores the page's
-        language, in corpus mode, and in auto mode for languages written without spaces
-        between words (`language.UNSPACED_LANGUAGES`), whose words the auto labeller's
+    def _multilingual_applies(self, mode: str) -> bool:
+        """Whether the multilingual labeller has a say on this page's blocks, decided in
+        ``mode`` (see ``settings.multilingual_labeller``): ``auto`` when no model scores the
+        page's language, in corpus mode, and in auto mode for languages written without
+        spaces between words (`language.UNSPACED_LANGUAGES`), whose words the auto labeller's
         features cannot count."""
         choice = self.settings.multilingual_labeller
         if choice != "auto":
@@ -571,7 +586,6 @@ class _Run:
         code = self.language.code
         if code == UNKNOWN or code in self.models:
             return False
-        mode = self.settings.mode
         return mode == "corpus" or (mode == "auto" and code in UNSPACED_LANGUAGES)
 
     def _multilingual_content(self, blocks: list[Block], content: list[bool]) -> list[bool]:

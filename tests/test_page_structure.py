@@ -872,3 +872,27 @@ def test_article_mode_takes_a_likely_forums_posts_for_its_run(tiny_model, monkey
         assert not guard.posts_in_comments(mode, probability)
     monkeypatch.setattr(guard, "ARTICLE_POSTS_FORUM_PROBABILITY", None)
     assert not guard.posts_in_comments("article", 1.0)
+
+
+def test_article_mode_decides_a_likely_thread_as_auto(monkeypatch):
+    # rule 35: twenty replies, marked as comments, under an opening post at a thread's URL.
+    # The page-type model calls it a forum; the article labeller drops the replies as
+    # readers' comments, unless the page is decided as auto decides it
+    page = RawDocument(
+        body=_commented(1, comments=20),
+        url="https://forum.example.org/threads/the-river.12/",
+    )
+    article = clean_document(page, settings=CleanerSettings(mode="article"))
+    auto = clean_document(page, settings=CleanerSettings(mode="auto"))
+    assert article.page_type == "forum"
+    assert article.page_type_confidence >= guard.ARTICLE_THREAD_PROBABILITY
+    assert article.guard == GuardReason.THREAD
+    assert article.text == auto.text and COMMENT in article.text and LONG in article.text
+    assert auto.guard != GuardReason.THREAD  # auto is auto already
+    # the guard off, the rule off or the model less sure: the article labeller's decision
+    off = clean_document(page, settings=CleanerSettings(mode="article", content_guard=False))
+    assert off.guard is None and COMMENT not in off.text and LONG in off.text
+    for setting in (None, article.page_type_confidence + 0.001):
+        monkeypatch.setattr(guard, "ARTICLE_THREAD_PROBABILITY", setting)
+        unsure = clean_document(page, settings=CleanerSettings(mode="article"))
+        assert unsure.guard != GuardReason.THREAD and unsure.text == off.text

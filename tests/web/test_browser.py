@@ -262,6 +262,27 @@ def test_the_page_says_when_the_content_guard_kept_the_prose(browser, tmp_path):
         context.close()
 
 
+def test_the_page_says_when_article_mode_kept_a_threads_posts(page, server):
+    # rule 35: a thread (twenty replies marked as comments) whose canonical URL is a forum's:
+    # in article mode the page is decided as auto decides it, and the page says so
+    from ..test_page_structure import _commented
+
+    canonical = "<link rel='canonical' href='https://forum.example.org/threads/the-river.12/'>"
+    html = _commented(1, comments=20).replace("<head>", f"<head>{canonical}")
+    status, answer = request(
+        server + "/api/clean", method="POST", data={"html": html, "mode": "article"}
+    )
+    assert status == 200 and answer["guard"] == "thread", answer
+    page.goto(server + "/demo")
+    page.get_by_label("Page: HTML or plain text").fill(html)
+    page.get_by_label("Mode", exact=True).select_option("article")
+    page.get_by_role("button", name="Clean").click()
+    page.wait_for_selector("#results:not([hidden]) #original span.s")
+    facts = page.locator("#page-facts").inner_text()
+    assert "Page type: forum" in facts and "decided as auto decides it" in facts, facts
+    assert shown(page) == decided(answer)
+
+
 def test_controls_are_labelled_and_colours_readable(page, server):
     page.goto(server + "/demo")
     unlabelled = page.evaluate(

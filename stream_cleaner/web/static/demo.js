@@ -157,6 +157,8 @@
       facts.push("Content guard: the labeller dropped the page's longest run of prose; the guard kept it.");
     } else if (result.guard === "corpus_joined") {
       facts.push("Content guard: the labeller kept almost nothing; the corpus labeller's blocks joined it.");
+    } else if (result.guard === "thread") {
+      facts.push("Content guard: a thread, whose posts the article labeller drops as comments; decided as auto decides it.");
     } else if (result.guard) {
       facts.push("Content guard: " + result.guard + ".");
     }
