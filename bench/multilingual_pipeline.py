@@ -246,7 +246,7 @@ def dragnet_without_model(args: argparse.Namespace) -> None:
     def no_model(run, texts, languages):  # every sentence in a language without a model
         return scored(run, texts, ["zz"] * len(texts))
 
-    def as_unmodelled(run: pipeline._Run) -> bool:
+    def as_unmodelled(run: pipeline._Run, mode: str) -> bool:
         return run.settings.multilingual_labeller != "off"
 
     print(f"{len(pages)} pages\n")
