@@ -273,15 +273,20 @@ def posts_in_comments(mode: str, forum_probability: float | None) -> bool:
     )
 
 
+def takes_auto(mode: str) -> bool:
+    """Whether some pages of ``mode`` are decided as `auto` decides them (`threads_as_auto`),
+    so that `auto`'s labeller is needed too."""
+    return mode == "article" and ARTICLE_THREAD_PROBABILITY is not None
+
+
 def threads_as_auto(mode: str, page_type: str, probability: float) -> bool:
     """Whether a page is decided as `auto` decides it: in `article` mode, a page of
     ``page_type`` forum with at least `ARTICLE_THREAD_PROBABILITY` (``probability``: the page
     type's, `page_types.most_probable`)."""
     return (
-        mode == "article"
-        and ARTICLE_THREAD_PROBABILITY is not None
+        takes_auto(mode)
         and page_type == "forum"
-        and probability >= ARTICLE_THREAD_PROBABILITY
+        and probability >= (ARTICLE_THREAD_PROBABILITY or 0.0)
     )
 
 

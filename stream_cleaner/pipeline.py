@@ -51,6 +51,7 @@ from .guard import (
     join_corpus,
     keep_headings,
     posts_in_comments,
+    takes_auto,
     threads_as_auto,
 )
 from .labeller import (
@@ -132,6 +133,8 @@ def clean_document(
     identifier().predict  # noqa: B018 - and the language identifier's
     if settings.mode != "perplexity":
         load_labeller(settings.mode, settings.labeller_path)  # the same for the labellers
+        if settings.content_guard and takes_auto(settings.mode):
+            load_labeller("auto")  # a likely thread's decision is auto's
         load_page_types(settings.page_type_model_path)  # and the page-type model
         if settings.multilingual_labeller != "off":
             load_multilingual(settings.multilingual_labeller_path)
