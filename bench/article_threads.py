@@ -32,7 +32,7 @@ they do not, a post's author, date and reactions put more than `guard.MAX_RUN_GA
 between two posts. What would reach them is `auto`'s decision on a likely forum, measured
 with `auto`'s fold labellers, which `article` mode has no setting for yet.
 
-Then a record, not a selection (``--auto-outputs``): on the 37 2026 pages whose record types
+Then a record, not a selection (now row (a) of ``--threads 35``): on the 37 2026 pages typed
 them forums (out of fold), `article` with `auto`'s out-of-fold text instead gains 0.0175 of
 word F1 (0.7302 to 0.7477; snippets 0.7896 to 0.8082) and loses 9 pages instead of 19, every
 thread saved. A rule for it must be written before the other sets' figures: on Dragnet's
@@ -72,11 +72,7 @@ CleanEval dev 0.017. On those older pages the types other than article and forum
 articles that the page-type model, trained on the 2026 pages alone, names otherwise.
 
     PYTHONPATH=$PWD .venv/bin/python bench/article_threads.py    # ~10 min
-    .cache/bench-venv/bin/python bench/quality.py --datasets modern2026 --systems trafilatura \
-        --out-of-fold auto-oof=.cache/auto-training/folds --cpu 1 --out /tmp/oof --save-outputs
     PYTHONPATH=$PWD .venv/bin/python bench/article_threads.py --threads 35   # and 36
-    PYTHONPATH=$PWD .venv/bin/python bench/article_threads.py \
-        --auto-outputs /tmp/oof/outputs/modern2026/stream-cleaner-auto-oof
 """
 
 from __future__ import annotations
@@ -141,31 +137,6 @@ def clean_all(pages: list, settings: CleanerSettings | dict[str, CleanerSettings
         raw = RawDocument(body=page.raw, id=page.name, url=page.url)
         out[page.name] = clean_document(raw, settings=own).text
     return out
-
-
-def auto_on_forums(pages: list, settings: dict, base: CleanerSettings, auto: Path) -> None:
-    """A record, not a selection (after rule 34's figures): `article` mode on the 2026 pages
-    with its text replaced by `auto`'s out of fold (``auto``: ``bench/quality.py
-    --out-of-fold NAME=DIR --save-outputs``'s folder of that system) on the pages its record
-    types ``forum`` (page types out of fold), against trafilatura's texts beside them."""
-    article, forum = {}, set()
-    for page in pages:
-        raw = RawDocument(body=page.raw, id=page.name, url=page.url)
-        doc = clean_document(raw, settings=settings.get(page.name, base))
-        article[page.name] = doc.text
-        if doc.page_type == "forum":
-            forum.add(page.name)
-    theirs = read_outputs(auto)
-    peer = score_outputs(pages, read_outputs(auto.parent / "trafilatura"))[1]
-    joined = {k: theirs[k] if k in forum else v for k, v in article.items()}
-    print(f"{len(forum)} pages typed forum\n\n| system | word F1 | snippet F1 | lost |")
-    print("|---|---:|---:|---:|")
-    for name, texts in (("article", article), ("article, auto's text on forums", joined),
-                        ("auto", theirs)):  # fmt: skip
-        summary, ours = score_outputs(pages, texts)
-        lost = [a.name for a, b in zip(ours, peer, strict=True) if lost_main_content(a, b)]
-        assert summary.snippets is not None
-        print(f"| {name} | {summary.f1:.4f} | {summary.snippets.f1:.4f} | {len(lost)} |")
 
 
 def auto_out_of_fold(sets: dict[str, list], folds_dir: Path) -> dict[str, dict[str, str]]:
@@ -282,19 +253,10 @@ def main() -> None:
         "--peer-outputs", type=Path, default=ROOT / "artifacts" / "peers" / "outputs"
     )
     parser.add_argument(
-        "--auto-outputs",
-        type=Path,
-        help="the record after the rule (`auto_on_forums`): the out-of-fold auto's outputs "
-        "of the 2026 pages, trafilatura's beside them",
-    )
-    parser.add_argument(
         "--threads", choices=sorted(RULES), help="rule 35 or 36: auto's decision on pages typed"
     )
     args = parser.parse_args()
     fold_settings, base = settings_for(args.folds)
-    if args.auto_outputs:
-        auto_on_forums(load_page_set("modern2026"), fold_settings, base, args.auto_outputs)
-        return
     sets = load_sets()
     peers = {
         name: score_outputs(pages, read_outputs(args.peer_outputs / folder / "trafilatura"))[1]
