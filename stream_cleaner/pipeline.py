@@ -47,6 +47,7 @@ from .filters import REGISTRY
 from .guard import (
     GuardReason,
     drop_comments,
+    drop_repeats,
     guard_content,
     join_corpus,
     keep_headings,
@@ -518,7 +519,7 @@ class _Run:
                 )
                 self.guard = joined or self.guard
         if mode == "auto":
-            content = keep_headings(content, blocks, rows)
+            content = drop_repeats(keep_headings(content, blocks, rows), blocks)
         t = self._lap("label", t)  # the rules on the labeller's decision count as labelling
         check_deadline(self.deadline, "while labelling")
         return content, max_ppl, t

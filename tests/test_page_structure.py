@@ -689,6 +689,50 @@ def test_a_dropped_heading_is_kept_above_the_block_it_heads(tiny_model, monkeypa
     assert guard.keep_headings(content, blocks, features) == content
 
 
+def test_a_kept_repeat_of_a_kept_block_is_dropped(monkeypatch):
+    # rule 39, off as shipped: a responsive layout's second copy of a description, and a short
+    # line repeated
+    assert guard.REPEAT_MIN_WORDS is None
+    monkeypatch.setattr(guard, "REPEAT_MIN_WORDS", 5)
+    short = "Add to basket"  # under `guard.REPEAT_MIN_WORDS`: every copy stays
+    html = (
+        f"<body><p>{ARTICLE}</p><p>{short}</p><div class='mobile'><p>{ARTICLE}</p></div>"
+        f"<p>{ARTICLE_2}</p><p>{short}</p><p>{ARTICLE_2}</p></body>"
+    )
+    blocks = parse_blocks(html)
+    assert len(short.split()) < guard.REPEAT_MIN_WORDS <= len(ARTICLE.split())
+    everything = [True] * len(blocks)
+    assert guard.drop_repeats(everything, blocks) == [True, True, False, True, True, False]
+    # a copy the decision drops leaves the kept one alone: the first kept copy stays
+    assert guard.drop_repeats([False, True, True, True, True, True], blocks) == [
+        False, True, True, True, True, False
+    ]  # fmt: skip
+    monkeypatch.setattr(guard, "REPEAT_MIN_WORDS", None)
+    assert guard.drop_repeats(everything, blocks) == everything
+
+
+def test_auto_keeps_a_repeated_paragraph_once(monkeypatch):
+    # rule 39 through the pipeline, switched on: an article whose paragraphs a second, mobile
+    # copy repeats; auto keeps each once, article mode (no such rule) both copies, and so
+    # does auto as shipped
+    body = f"<p>{ARTICLE}</p><p>{ARTICLE_2}</p>"
+    page = (
+        "<html><head><title>The river</title></head><body><nav><a href='/'>Home</a></nav>"
+        f"<main><article><h1>The river</h1><div class='desktop'>{body}</div>"
+        f"<div class='mobile'>{body}</div></article></main></body></html>"
+    )
+    monkeypatch.setattr(guard, "REPEAT_MIN_WORDS", 5)
+    auto = clean_document(page, settings=CleanerSettings(mode="auto"))
+    article = clean_document(page, settings=CleanerSettings(mode="article"))
+    assert auto.text.count(ARTICLE) == 1 and auto.text.count(ARTICLE_2) == 1
+    assert article.text.count(ARTICLE) == 2
+    repeated = [s for s in auto.sentences if not s.keep and s.text in ARTICLE]
+    assert repeated and {s.reason for s in repeated} == {"boilerplate"}
+    monkeypatch.setattr(guard, "REPEAT_MIN_WORDS", None)
+    shipped = clean_document(page, settings=CleanerSettings(mode="auto"))
+    assert shipped.text.count(ARTICLE) == 2
+
+
 def test_auto_joins_a_decision_of_nothing_with_the_corpus_labellers_and_says_so(
     dropping, default_model
 ):
