@@ -514,16 +514,16 @@ test, the multilingual sets) was read:
    every set in the site folds (held-out mean 0.8068, 26 pages lost). A main element holding
    half the page's prose is often narrower than the main content (a lead paragraph apart, a
    second column of the article).
-41. A record, not a selection (2026-11-30, 14:35): would the labeller generalise better if it
-   knew which blocks readability keeps? With Dragnet train held out, `auto`'s precision there
-   is 0.78 against readability's 0.89. One more column, whether readability's output (from
-   `bench/quality.py --save-outputs`) holds the block's text, in both stages, the shipped
-   candidate's trees and threshold rule (`peer-column`). It does not: the site folds gain
-   (mean 0.8483 to 0.8536) but the held-out mean falls (0.8204 to 0.8144; the 2026 pages
-   held out 0.7704 to 0.7551, Dragnet train 0.8255 to 0.8250; 21 pages lost held out), J
-   0.8168 to 0.8119 (the shipped candidate at the same threshold rule, -0.75). What
-   readability keeps helps on the sites the trees learnt and not on new benchmarks, so a
-   native readability-style scorer is not the lever for the sets held out.
+41. A record, not a selection (2026-11-30, 14:35): would the labeller generalise better if
+   it knew which blocks readability keeps? With Dragnet train held out, `auto`'s precision
+   there is 0.78 against readability's 0.89. One more column, whether readability's output
+   (from `bench/quality.py --save-outputs`) holds the block's text, in both stages, the
+   shipped candidate's trees and threshold rule (`peer-column`). It does not: the site folds
+   gain (mean 0.8483 to 0.8536) but the held-out mean falls (0.8204 to 0.8144; the 2026
+   pages held out 0.7704 to 0.7551, Dragnet train 0.8255 to 0.8250; 21 pages lost held out
+   against 16), J 0.8168 to 0.8119 (the shipped candidate at the same threshold rule,
+   -0.75). What readability keeps helps on the sites the trees learnt and not on new
+   benchmarks, so a native readability-style scorer is not the lever for the sets held out.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura,readability --save-outputs \
@@ -623,6 +623,7 @@ from stream_cleaner.training import (
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / ".cache" / "data"
 CACHE = ROOT / ".cache" / "auto-training"
+PEER_OUTPUTS = ROOT / "artifacts" / "peers" / "outputs"  # bench/quality.py --save-outputs's
 SETS = {
     "cleaneval-dev": (DATA / "cleaneval" / "dev", None),
     "dragnet-train": (DATA / "dragnet", "train"),
@@ -654,6 +655,8 @@ EXPLORED = {
     # rule 21's labels: a block is content when this share of its words align
     "balanced-share-0.3": {**CANDIDATES["stacked"], "weights": "sets", "content_share": 0.3},
     "balanced-share-0.7": {**CANDIDATES["stacked"], "weights": "sets", "content_share": 0.7},
+    # rule 41's: one more column in both stages, whether readability's output holds the block
+    "balanced-readability": {**CANDIDATES["stacked"], "weights": "sets", "column": "readability"},
     # rule 28's: the shipped labeller without one family of columns (`FEATURE_FAMILIES`)
     **{f"balanced-no-{family}": {**CANDIDATES["stacked"], "weights": "sets", "drop": family}
        for family in ("position", "page-size", "depth", "template")},
@@ -733,6 +736,11 @@ def cached_out_of_fold(pages: list, name: str, *, by_set: bool = False) -> list:
         for page in pages:
             page.features = page.features.copy()
             page.features[:, columns] = 0.0
+    shipped_names = training.column_names
+    if "column" in candidate:  # rule 41: whether the peer's output holds each block's text
+        for page, column in zip(pages, peer_columns(pages, candidate["column"]), strict=True):
+            page.features = np.hstack((page.features, column))
+        training.column_names = lambda width: tuple(f"column_{i}" for i in range(width))
     try:
         scores = out_of_fold(
             pages, params=candidate["params"], trees=candidate["trees"], fold_of=fold_of,
@@ -741,10 +749,23 @@ def cached_out_of_fold(pages: list, name: str, *, by_set: bool = False) -> list:
     finally:
         set_page_weights(pages, "blocks")
         training.CONTENT_SHARE = shipped_share
+        training.column_names = shipped_names
         for page, features in zip(pages, first, strict=True):
             page.features = features
     path.write_bytes(pickle.dumps(scores))
     return scores
+
+
+def peer_columns(pages: list, peer: str, peer_outputs: Path = PEER_OUTPUTS) -> list:
+    """Rule 41's column of each page: per block, whether ``peer``'s output of the page
+    (`bench/quality.py --save-outputs` under ``peer_outputs``) holds the block's text."""
+    outputs = {s: read_outputs(peer_outputs / folder / peer) for s, folder in PEER_DATASETS.items()}
+    columns = []
+    for page in pages:
+        held = " ".join(outputs[page.source].get(page.name, "").split())
+        kept = [float(bool(b.text) and " ".join(b.text.split()) in held) for b in page.blocks]
+        columns.append(np.asarray(kept).reshape(-1, 1))
+    return columns
 
 
 def out_of_fold(
@@ -1314,6 +1335,8 @@ TYPE_INPUT = {"shipped": "balanced", "page type": "balanced-types"}
 FAMILIES = {"shipped": "balanced", **{f"without {f}": f"balanced-no-{f}" for f in FEATURE_FAMILIES}}
 # Rule 21: the share of a block's words aligned with the gold that makes it content
 CONTENT_SHARES = {"0.5": "balanced", "0.3": "balanced-share-0.3", "0.7": "balanced-share-0.7"}
+# Rule 41, a record: the shipped labeller with readability's decision as one more column
+PEER_COLUMN = {"shipped": "balanced", "with a readability column": "balanced-readability"}
 
 
 # Rule 23: the guard's limit on the prose the decision keeps over the whole page
@@ -1504,40 +1527,6 @@ def outside_main(peer_outputs: Path, candidate: str = SHIPPED, threshold: float 
             f"P {p:g}": functools.partial(outside_main_dropped, at_least=p) for p in (0.5, 0.8)
         },
     )  # fmt: skip
-
-
-def peer_column(peer_outputs: Path, peer: str = "readability") -> None:
-    """Rule 41, a record: the shipped candidate with one more column in both stages, whether
-    ``peer``'s output (``PEER/SET/PEER/NAME.txt`` under ``peer_outputs``) holds the block's
-    text, each set held out and in the site folds, through the shipped rules, by J."""
-    pages = load_pages()
-    candidate = {**CANDIDATES, **EXPLORED}[SHIPPED]
-    types = page_types_out_of_fold(pages)
-    outputs = {s: read_outputs(peer_outputs / folder / peer) for s, folder in PEER_DATASETS.items()}
-    first = [p.features for p in pages]
-    saved_names = training.column_names
-    set_page_weights(pages, candidate.get("weights", "blocks"))
-    for page in pages:
-        held = " ".join(outputs[page.source].get(page.name, "").split())
-        column = [float(bool(b.text) and " ".join(b.text.split()) in held) for b in page.blocks]
-        page.features = np.hstack((page.features, np.asarray(column).reshape(-1, 1)))
-    training.column_names = lambda width: tuple(f"column_{i}" for i in range(width))
-    try:
-        scores = {}
-        for by_set in (True, False):
-            fold_of = [list(SETS).index(p.source) for p in pages] if by_set else None
-            scores[by_set] = out_of_fold(
-                pages, params=candidate["params"], trees=candidate["trees"], fold_of=fold_of
-            )
-    finally:
-        for page, features in zip(pages, first, strict=True):
-            page.features = features
-        training.column_names = saved_names
-        set_page_weights(pages, "blocks")
-    threshold, _ = choose_threshold(pages, scores[False], per_source=True)
-    chosen = {b: shipped_rules(pages, [x > threshold for x in s], types) for b, s in scores.items()}
-    _j_header(f"the shipped candidate and a {peer} column")
-    j_result(pages, chosen, peer_outputs, f"with a {peer} column")
 
 
 COMMENT_LIMITS = (50, 100, 200)  # rule 29: words of prose outside comments, every page
@@ -1946,6 +1935,27 @@ def without_model(candidate: str) -> None:
             report_ablation(pages, scores[view], f"{name}, {view} the model")
 
 
+# command -> (the candidates, the table's first header), for `by_j`
+BY_J = {
+    "weights": (WEIGHTS, "weights"),
+    "trees": (TREE_SHAPES, "trees"),
+    "types": (TYPE_INPUT, "page type"),
+    "families": (FAMILIES, "trained without"),
+    "labels": (CONTENT_SHARES, "content share"),
+    "peer-column": (PEER_COLUMN, "labeller"),
+}
+# command -> its rule on the shipped labeller's decisions, given the peer outputs
+SHIPPED_LABELLER = {
+    "forum-trigger": forum_trigger,
+    "declared-types": declared_types,
+    "kept-prose": kept_prose,
+    "main-share": main_share,
+    "headings": headings,
+    "repeats": repeats,
+    "outside-main": outside_main,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -1959,22 +1969,11 @@ def main() -> None:
             "main-trigger",
             "comments",
             "marks",
-            "weights",
             "threshold",
-            "trees",
-            "types",
-            "labels",
-            "kept-prose",
-            "main-share",
             "corpus-join",
-            "headings",
-            "families",
             "comment-limit",
-            "forum-trigger",
-            "declared-types",
-            "repeats",
-            "outside-main",
-            "peer-column",
+            *BY_J,
+            *SHIPPED_LABELLER,
         ),
     )
     parser.add_argument(
@@ -2009,13 +2008,17 @@ def main() -> None:
     parser.add_argument(
         "--peer-outputs",
         type=Path,
-        default=ROOT / "artifacts" / "peers" / "outputs",
+        default=PEER_OUTPUTS,
         help="bench/quality.py --save-outputs's outputs folder, with trafilatura's texts",
     )
     args = parser.parse_args()
     if args.candidate is None:
         args.candidate = SHIPPED if args.command in ("folds", "threshold") else "stacked"
-    if args.command == "select":
+    if args.command in BY_J:  # the candidate labellers of rules 16, 19, 20, 21, 28 and 41
+        by_j(args.peer_outputs, *BY_J[args.command])
+    elif args.command in SHIPPED_LABELLER:  # the rules on the shipped labeller's decisions
+        SHIPPED_LABELLER[args.command](args.peer_outputs)
+    elif args.command == "select":
         select()
     elif args.command == "guard":
         choose_guard(args.peer_outputs, args.candidate, args.what, tuple(args.outside or ()))
@@ -2031,38 +2034,10 @@ def main() -> None:
     elif args.command == "marks":
         rule = "15" if args.rule == "15" else "14"
         marks(args.peer_outputs, args.candidate, rule, args.threshold)
-    elif args.command == "weights":
-        by_j(args.peer_outputs, WEIGHTS, "weights")
-    elif args.command == "trees":
-        by_j(args.peer_outputs, TREE_SHAPES, "trees")
-    elif args.command == "types":
-        by_j(args.peer_outputs, TYPE_INPUT, "page type")
-    elif args.command == "forum-trigger":
-        forum_trigger(args.peer_outputs)
-    elif args.command == "declared-types":
-        declared_types(args.peer_outputs)
-    elif args.command == "comment-limit" and args.rule == "30":
-        forum_limit(args.peer_outputs)
     elif args.command == "comment-limit":
-        comment_limit(args.peer_outputs)
-    elif args.command == "families":
-        by_j(args.peer_outputs, FAMILIES, "trained without")
-    elif args.command == "labels":
-        by_j(args.peer_outputs, CONTENT_SHARES, "content share")
+        (forum_limit if args.rule == "30" else comment_limit)(args.peer_outputs)
     elif args.command == "threshold":
         threshold(args.peer_outputs, args.candidate)
-    elif args.command == "kept-prose":
-        kept_prose(args.peer_outputs)
-    elif args.command == "main-share":
-        main_share(args.peer_outputs)
-    elif args.command == "headings":
-        headings(args.peer_outputs)
-    elif args.command == "repeats":
-        repeats(args.peer_outputs)
-    elif args.command == "outside-main":
-        outside_main(args.peer_outputs)
-    elif args.command == "peer-column":
-        peer_column(args.peer_outputs)
     elif args.command == "corpus-join":
         corpus_join(args.peer_outputs, rule="26" if args.rule == "26" else "25")
     else:
