@@ -19,7 +19,9 @@ are scored too, beside our own runs of jusText and boilerpy3 on the same pages.
 
 Lost main content: for each stream-cleaner system and each peer, the pages whose main content
 one loses and the other keeps, both ways (``stream_cleaner.evaluate.lost_main_content``), on
-every set and per page type.
+every set and per page type. Each stream-cleaner system's macro word-alignment F1 minus each
+peer's, with a 95 % interval from a bootstrap over the pages' sites
+(``stream_cleaner.evaluate.paired_difference``): whether a lead of a few thousandths is one.
 
 stream-cleaner runs in each mode of ``stream_cleaner.settings.MODES`` (a new mode shows up
 here by itself), with ``STREAM_CLEANER_*`` variables applied to every mode; ``--variant NAME
@@ -63,6 +65,7 @@ from data import (
     load_dragnet,
     load_page_set,
     new_site_test_pages,
+    page_sites,
 )
 
 from stream_cleaner.evaluate import (
@@ -70,11 +73,13 @@ from stream_cleaner.evaluate import (
     LOST_MAX_RECALL,
     LOST_MIN_GOLD_WORDS,
     SCORER_NAMES,
+    Difference,
     LostContent,
     PageScore,
     Summary,
     compare_lost,
     dragnet_split,
+    paired_difference,
     read_outputs,
     score_outputs,
     summarize_by_type,
@@ -325,6 +330,22 @@ def compare_with_peers(
     return table
 
 
+def differences_from_peers(
+    scores: dict[str, list[PageScore]], sites: dict[str, str]
+) -> dict[str, dict[str, Difference]]:
+    """Each stream-cleaner system's macro word-alignment F1 minus each peer's on one scored
+    set, with its interval over the pages' ``sites`` (`paired_difference`)."""
+    return {
+        ours: {
+            peer: paired_difference(our_scores, peer_scores, sites)
+            for peer, peer_scores in scores.items()
+            if not peer.startswith(OURS)
+        }
+        for ours, our_scores in scores.items()
+        if ours.startswith(OURS)
+    }
+
+
 def score_published(
     pages: Sequence[Page], ours: dict[str, dict[str, str]], root: Path
 ) -> list[tuple[str, str, Summary, Summary]]:
@@ -408,6 +429,23 @@ def format_lost(table: dict[str, dict[str, dict[str, LostContent]]]) -> str:
         for peer, cells in against.items():
             counts = " | ".join(f"{len(cells[k].lost)} / {len(cells[k].reverse)}" for k in keys)
             lines.append(f"| {ours.removeprefix(OURS + '-')} vs {peer} | {counts} |")
+    return "\n".join(lines)
+
+
+def format_differences(table: dict[str, dict[str, Difference]]) -> str:
+    """One row per stream-cleaner system and peer: the difference, its interval, how often
+    stream-cleaner is ahead in the resamples, and the pages and sites resampled."""
+    lines = [
+        "| stream-cleaner minus peer | macro F1 difference | 95 % interval | ahead in | pages "
+        "(sites) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for ours, against in table.items():
+        for peer, d in against.items():
+            lines.append(
+                f"| {ours.removeprefix(OURS + '-')} - {peer} | {d.mean:+.4f} | "
+                f"{d.low:+.4f} to {d.high:+.4f} | {d.ahead:.0%} | {d.pages} ({d.sites}) |"
+            )
     return "\n".join(lines)
 
 
@@ -590,6 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     published: list[tuple[str, str, Summary, Summary]] = []
     sizes: dict[str, int] = {}
     lost: dict[str, dict[str, dict[str, dict[str, LostContent]]]] = {}
+    differences: dict[str, dict[str, dict[str, Difference]]] = {}
     for dataset in args.datasets:
         pages = load_dataset(dataset, args.limit, args.page_sets)
         sizes[dataset] = len(pages)
@@ -597,9 +636,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             dataset, pages, systems, args.warmup_pages, args.passes
         )
         results += found
+        sites = page_sites(pages)
         for label, by_system in scores.items():
             if table := compare_with_peers(by_system):
                 lost[label] = table
+                differences[label] = differences_from_peers(by_system, sites)
         if args.save_outputs:
             save_outputs(args.out / "outputs" / dataset, outputs)
         if dataset == "cleaneval-test":
@@ -620,6 +661,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"with >= {LOST_MIN_GOLD_WORDS} gold words in brackets; lost / reverse: pages "
                 f"stream-cleaner loses and the peer keeps / the peer loses and stream-cleaner "
                 f"keeps)\n\n{format_lost(lost[dataset])}\n"
+            )
+            print(
+                f"#### {dataset}: stream-cleaner's macro word-alignment F1 minus each peer's "
+                f"(interval from a bootstrap over the pages' sites)\n\n"
+                f"{format_differences(differences[dataset])}\n"
             )
     if published:
         print("### CleanEval test: published outputs against this run, on the pages they cover\n")
@@ -660,6 +706,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for ours, against in table.items()
             }
             for label, table in lost.items()
+        },
+        "differences": {
+            label: {
+                ours: {peer: d.to_dict() for peer, d in against.items()}
+                for ours, against in table.items()
+            }
+            for label, table in differences.items()
         },
         "published": [
             {"outputs": f, "peer": p, "published": t.to_dict(), "this_run": m.to_dict()}

@@ -74,6 +74,38 @@ def test_lost_content_of_each_of_our_systems_against_each_peer_by_page_type():
     ]
 
 
+def test_differences_from_each_peer_with_intervals_over_sites():
+    ours = [_score(f"p{i}", "article", 0.9) for i in range(10)]
+    scores = {
+        "stream-cleaner-auto": ours,
+        "trafilatura": [_score(f"p{i}", "article", 0.6) for i in range(10)],
+        "resiliparse": [_score(f"p{i}", "article", 0.9) for i in range(10)],
+    }
+    table = quality.differences_from_peers(scores, {f"p{i}": "one.example" for i in range(5)})
+    assert list(table) == ["stream-cleaner-auto"]
+    assert list(table["stream-cleaner-auto"]) == ["trafilatura", "resiliparse"]
+    ahead = table["stream-cleaner-auto"]["trafilatura"]
+    assert ahead.mean == pytest.approx(1.8 / 1.9 - 1.2 / 1.6) and ahead.low > 0
+    assert (ahead.pages, ahead.sites) == (10, 6)
+    assert quality.format_differences(table).splitlines()[2:] == [
+        f"| auto - trafilatura | {ahead.mean:+.4f} | {ahead.low:+.4f} to {ahead.high:+.4f} "
+        "| 100% | 10 (6) |",
+        "| auto - resiliparse | +0.0000 | +0.0000 to +0.0000 | 0% | 10 (6) |",
+    ]
+
+
+def test_page_sites_group_as_the_site_folds_do():
+    from data import Page, page_sites
+
+    declared = b'<html><head><link rel="canonical" href="https://www.news.example.co.uk/a">'
+    pages = [
+        Page("a", "https://blog.shop.example.com/x", b"<p>x</p>"),
+        Page("b", "", declared + b"</head><body><p>y</p></body></html>"),
+        Page("c", "", b"<p>no address anywhere</p>"),
+    ]
+    assert page_sites(pages) == {"a": "example.com", "b": "example.co.uk", "c": ""}
+
+
 def test_throughput_interleave_takes_turns_and_sums_each_systems_turns():
     """`throughput.py --interleave K`: every system cleans pages 1..K before any cleans
     K+1.., the order reversed every turn, and a system's row sums its turns."""

@@ -22,6 +22,7 @@ from stream_cleaner.evaluate import (
     detect_layout,
     levenshtein_similarity,
     lost_main_content,
+    paired_difference,
     read_checks,
     read_cleaneval,
     read_gold,
@@ -464,6 +465,44 @@ def test_compare_lost_counts_both_ways_on_pages_scored_for_both():
     found = compare_lost(ours, theirs)
     assert (found.pages, found.lost, found.reverse) == (3, ("a",), ("b",))
     assert found.to_dict() == {"pages": 3, "lost": ["a"], "reverse": ["b"]}
+
+
+def _f1(recall):  # `_score`'s pages: every output word aligned
+    return 2 * recall / (1 + recall)
+
+
+def test_paired_difference_resamples_a_sites_pages_together():
+    same_gain = paired_difference(
+        [_score(f"p{i}", 100, 0.9) for i in range(40)],
+        [_score(f"p{i}", 100, 0.5) for i in range(40)],
+    )
+    gain = _f1(0.9) - _f1(0.5)
+    assert same_gain.mean == pytest.approx(gain)
+    assert same_gain.low == pytest.approx(gain) and same_gain.high == pytest.approx(gain)
+    assert (same_gain.ahead, same_gain.pages, same_gain.sites) == (1.0, 40, 40)
+    # far ahead on 20 pages, a little behind on 20: a lead when each page is a witness, none
+    # when the 20 are one site's (a draw without that site is behind)
+    ours = [_score(f"a{i}", 100, 0.9) for i in range(20)]
+    ours += [_score(f"b{i}", 100, 0.5) for i in range(20)]
+    theirs = [_score(f"a{i}", 100, 0.5) for i in range(20)]
+    theirs += [_score(f"b{i}", 100, 0.55) for i in range(20)]
+    by_page = paired_difference(ours, theirs)
+    by_site = paired_difference(ours, theirs, {f"a{i}": "one.example" for i in range(20)})
+    assert (
+        by_site.mean
+        == pytest.approx(by_page.mean)
+        == pytest.approx((gain + _f1(0.5) - _f1(0.55)) / 2)
+    )
+    assert by_page.low > 0 and by_page.ahead == 1.0
+    assert by_site.low < 0 < by_site.high and 0.5 < by_site.ahead < 0.8
+    assert (by_page.sites, by_site.sites) == (40, 21)
+    assert paired_difference(ours, theirs, {"a0": "one.example"}) == paired_difference(
+        ours, theirs, {"a0": "one.example"}
+    )  # a fixed seed: a run repeats its figures
+    assert paired_difference(ours, theirs[:10]).pages == 10  # pages scored for both only
+    assert paired_difference(theirs, ours).mean == pytest.approx(-by_page.mean)
+    with pytest.raises(ValueError, match="no page"):
+        paired_difference(ours, [_score("elsewhere", 100, 1.0)])
 
 
 def test_evaluate_command_reports_snippets_types_and_lost_content(tmp_path, capsys):
