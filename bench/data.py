@@ -13,7 +13,7 @@ from pathlib import Path
 from stream_cleaner.evaluate import Page, dragnet_split, read_cleaneval, read_pages
 
 __all__ = ["CLEANEVAL_SPLITS", "DATA_DIR", "Page", "decode_for_peers", "load_cleaneval",
-           "load_dragnet", "load_page_set", "new_site_test_pages", "page_sites"]  # fmt: skip
+           "load_dragnet", "load_page_set", "new_site_test_pages"]  # fmt: skip
 
 DATA_DIR = Path(__file__).resolve().parent.parent / ".cache" / "data"
 """Where ``bench/setup-data.sh`` unpacks the page sets."""
@@ -102,19 +102,6 @@ def _require_dir(path: Path) -> Path:
     if not (path / "html").is_dir():
         raise FileNotFoundError(f"{path} not found; run `bash bench/setup-data.sh` first")
     return path
-
-
-def page_sites(pages: Sequence[Page]) -> dict[str, str]:
-    """Each page's site by name, as the labellers' site folds group it
-    (`stream_cleaner.training.page_group`): the registered domain of the URL the set records,
-    else of the one the page declares (canonical link, ``og:url``); ``""`` when neither says."""
-    from stream_cleaner.decode import decode_body
-    from stream_cleaner.sites import find_page_url, site_of
-
-    return {
-        p.name: site_of(p.url or find_page_url(decode_body(p.raw).text), key="domain")
-        for p in pages
-    }
 
 
 def new_site_test_pages(pages: Sequence[Page]) -> list[Page]:

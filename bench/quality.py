@@ -21,7 +21,8 @@ Lost main content: for each stream-cleaner system and each peer, the pages whose
 one loses and the other keeps, both ways (``stream_cleaner.evaluate.lost_main_content``), on
 every set and per page type. Each stream-cleaner system's macro word-alignment F1 minus each
 peer's, with a 95 % interval from a bootstrap over the pages' sites
-(``stream_cleaner.evaluate.paired_difference``): whether a lead of a few thousandths is one.
+(``stream_cleaner.evaluate.paired_difference``, ``page_sites``): whether a lead of a few
+thousandths is one.
 
 stream-cleaner runs in each mode of ``stream_cleaner.settings.MODES`` (a new mode shows up
 here by itself), with ``STREAM_CLEANER_*`` variables applied to every mode; ``--variant NAME
@@ -65,7 +66,6 @@ from data import (
     load_dragnet,
     load_page_set,
     new_site_test_pages,
-    page_sites,
 )
 
 from stream_cleaner.evaluate import (
@@ -79,6 +79,7 @@ from stream_cleaner.evaluate import (
     Summary,
     compare_lost,
     dragnet_split,
+    page_sites,
     paired_difference,
     read_outputs,
     score_outputs,

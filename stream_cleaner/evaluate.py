@@ -381,6 +381,20 @@ class Difference:
         }  # fmt: skip
 
 
+def page_sites(pages: Sequence[Page]) -> dict[str, str]:
+    """Each page's site by name, as the labellers' site folds group it
+    (`training.page_group`): the registered domain of the URL the set records, else of the
+    one the page declares (canonical link, ``og:url``: `sites.find_page_url`); ``""`` when
+    neither says."""
+    from .decode import decode_body
+    from .sites import find_page_url, site_of
+
+    return {
+        p.name: site_of(p.url or find_page_url(decode_body(p.raw).text), key="domain")
+        for p in pages
+    }
+
+
 def paired_difference(
     ours: Sequence[PageScore],
     theirs: Sequence[PageScore],
@@ -399,8 +413,8 @@ def paired_difference(
 
     Args:
         ours, theirs: the per-page scores of two systems on one set (`score_outputs`).
-        sites: each page's site by name (`sites.site_of`'s registered domain); a page missing
-            from it, or with ``""``, is its own site. ``None``: every page its own.
+        sites: each page's site by name (`page_sites`); a page missing from it, or with
+            ``""``, is its own site. ``None``: every page its own.
 
     Raises:
         ValueError: when no page is scored for both.

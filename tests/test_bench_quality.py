@@ -95,7 +95,7 @@ def test_differences_from_each_peer_with_intervals_over_sites():
 
 
 def test_page_sites_group_as_the_site_folds_do():
-    from data import Page, page_sites
+    from stream_cleaner.evaluate import Page, page_sites
 
     declared = b'<html><head><link rel="canonical" href="https://www.news.example.co.uk/a">'
     pages = [

@@ -561,6 +561,12 @@ def test_evaluate_command_reports_snippets_types_and_lost_content(tmp_path, caps
         "lost": ["a1"],
         "reverse": [],
     }
+    # per page -1 (a1), 6/7 - 0 (f1: 3 of 4 words aligned), 1 - 0 (a2)
+    difference = report["differences"][str(tmp_path / "peer")]
+    assert difference["mean"] == pytest.approx((-1 + 6 / 7 + 1) / 3)
+    assert difference["low"] < difference["mean"] < difference["high"]
+    assert (difference["pages"], difference["sites"]) == (3, 2)  # a1 and a2: news.example
+    assert f"here minus there {difference['mean']:+.4f} (95 % interval" in out
     lines = [line.split("\t") for line in per_page.read_text().splitlines()]
     assert lines[0][-5:] == ["type", "tp", "fn", "fp", "tn"]
     assert lines[1][0] == "a1" and lines[1][-5:] == ["article", "0", "2", "1", "1"]

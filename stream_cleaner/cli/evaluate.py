@@ -13,7 +13,7 @@ from ..settings import CleanerSettings
 from .options import CommandParser, add_cleaner_options, cleaner_settings, load_models
 
 if TYPE_CHECKING:
-    from ..evaluate import LostContent, Page, PageScore
+    from ..evaluate import Difference, LostContent, Page, PageScore
 
 
 def register(add_command: Callable[..., CommandParser]) -> None:
@@ -71,7 +71,8 @@ def _evaluate_options(p: CommandParser) -> None:
         metavar="DIR",
         help="count the pages whose main content this system loses and the NAME.txt outputs "
         "of DIR keep (of gold with at least 20 words: word recall < 0.3 here, > 0.7 there), and "
-        "the reverse; repeatable (e.g. bench/quality.py --save-outputs's trafilatura folder)",
+        "the reverse, and give the macro F1 difference with a 95%% interval over the pages' "
+        "sites; repeatable (e.g. bench/quality.py --save-outputs's trafilatura folder)",
     )
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     p.add_argument("--per-page", metavar="PATH", help="also write per-page scores (TSV)")
@@ -107,8 +108,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         speed = f"; cleaned in {elapsed:.1f} s, {len(with_gold) / elapsed:.1f} pages/s"
     summary, scores = evaluate.score_outputs(with_gold, outputs, missing=args.missing)
     by_type = evaluate.summarize_by_type(scores)
-    lost = {
-        folder: _lost_against(with_gold, scores, folder, missing=args.missing)
+    against = {
+        folder: _compare_against(with_gold, scores, folder, missing=args.missing)
         for folder in args.against
     }
     missing = ""
@@ -124,9 +125,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     print(evaluate.format_summary(summary))
     for kind, group in by_type.items():
         print(f"\n### {kind}, {group.pages} pages\n\n{evaluate.format_summary(group)}")
-    for folder, counts in lost.items():
+    for folder, (counts, d) in against.items():
         print(
-            f"\nlost main content against {folder}: {len(counts.lost)} pages lost here and "
+            f"\nagainst {folder}: macro word-alignment F1 here minus there {d.mean:+.4f} (95 % "
+            f"interval {d.low:+.4f} to {d.high:+.4f}, {d.sites} sites resampled; ahead in "
+            f"{d.ahead:.0%} of the draws)\n"
+            f"lost main content against {folder}: {len(counts.lost)} pages lost here and "
             f"kept there, {len(counts.reverse)} lost there and kept here (of {counts.pages} "
             f"pages with >= {evaluate.LOST_MIN_GOLD_WORDS} gold words)"
         )
@@ -140,8 +144,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         figures |= summary.to_dict()
         if by_type:
             figures["by_type"] = {kind: group.to_dict() for kind, group in by_type.items()}
-        if lost:
-            figures["lost_main_content"] = {k: v.to_dict() for k, v in lost.items()}
+        if against:
+            figures["lost_main_content"] = {k: v.to_dict() for k, (v, _) in against.items()}
+            figures["differences"] = {k: d.to_dict() for k, (_, d) in against.items()}
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     if args.per_page:
         checked = any(s.snippets is not None for s in scores)
@@ -164,15 +169,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lost_against(
+def _compare_against(
     pages: list[Page], scores: list[PageScore], folder: str, *, missing: str
-) -> LostContent:
-    """The pages lost against another system's outputs in ``folder``, and the reverse."""
+) -> tuple[LostContent, Difference]:
+    """The pages lost against another system's outputs in ``folder``, and the reverse; the
+    macro F1 difference with its interval over the pages' sites."""
     from .. import evaluate
 
     theirs = evaluate.read_outputs(folder, [page.name for page in pages])
     _, their_scores = evaluate.score_outputs(pages, theirs, missing=missing)
-    return evaluate.compare_lost(scores, their_scores)
+    difference = evaluate.paired_difference(scores, their_scores, evaluate.page_sites(pages))
+    return evaluate.compare_lost(scores, their_scores), difference
 
 
 def _describe_settings(settings: CleanerSettings) -> str:
