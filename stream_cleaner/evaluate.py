@@ -41,7 +41,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -375,10 +375,7 @@ class Difference:
     sites: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "mean": self.mean, "low": self.low, "high": self.high, "ahead": self.ahead,
-            "pages": self.pages, "sites": self.sites,
-        }  # fmt: skip
+        return asdict(self)
 
 
 def page_sites(pages: Sequence[Page]) -> dict[str, str]:
