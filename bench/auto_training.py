@@ -539,6 +539,13 @@ test, the multilingual sets) was read:
    pages held out 0.7704 to 0.7539 / 0.7593, 17 / 13 of them lost against 8), as rule 41's
    column did. What the trees learn beyond the shipped ones fits the sites they share folds
    with; randomness in the trees does not make it carry to a set they never saw.
+43. A record, not a selection (2026-11-30, 17:10, before its figures): what the language
+   model contributes to `auto` now (issue 38, item 6; docs/labeller.md's ablation is of the
+   labeller of 2026-11-28). The shipped recipe with the columns the language model fills
+   (`PERPLEXITY_FEATURES`: every ``*ppl*`` column and ``oov_rate``) set to zero, so that no
+   tree of either stage can split on them, in the site folds and with each set held out,
+   through the shipped rules (`lm-ablation`). The features stay whatever it shows: the
+   issue keeps perplexity first-class.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura,readability --save-outputs \
@@ -573,6 +580,7 @@ test, the multilingual sets) was read:
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py peer-column    # rule 41 (~8 min;
         # readability's outputs of the four sets, saved by the quality.py line above)
     PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py randomized     # rule 42 (~20 min)
+    PYTHONPATH=$PWD .venv/bin/python bench/auto_training.py lm-ablation    # rule 43 (~10 min)
 
 Pages are cached in ``.cache/auto-training/pages.pkl`` and each candidate's out-of-fold scores
 in ``scores-NAME.pkl`` beside it (delete them after changing the parser or the features).
@@ -696,6 +704,8 @@ _TEMPLATE_FAMILIES = {
 FEATURE_FAMILIES = {
     **_TEMPLATE_FAMILIES,
     "template": tuple(name for names in _TEMPLATE_FAMILIES.values() for name in names),
+    # rule 43: the columns the language model fills
+    "perplexity": tuple(name for name in FEATURE_NAMES if "ppl" in name or name == "oov_rate"),
 }
 SHIPPED = "balanced"  # what `training.MODE_PARAMS` and `WEIGHTS_BY_MODE` ship for auto
 GUARD_GRID = [(w, k) for w in (100, 200) for k in (0.2, 0.35, 0.5)]
@@ -714,9 +724,7 @@ GUARD_OUTSIDE = {
 # the page_structure.STRUCTURE_FEATURE_NAMES column saying a block is in the main element
 MAIN_IN_COLUMN = feature_names(class_features=True, structure_features=True).index("main_in")
 COLUMNS = {name: i for i, name in enumerate(FEATURE_NAMES)}
-PERPLEXITY_FEATURES = [
-    i for i, name in enumerate(FEATURE_NAMES) if "ppl" in name or name == "oov_rate"
-]
+PERPLEXITY_FEATURES = [FEATURE_NAMES.index(name) for name in FEATURE_FAMILIES["perplexity"]]
 
 
 def load_pages() -> list:
@@ -1353,7 +1361,12 @@ TREE_SHAPES = {"shipped": "balanced", "smaller": "balanced-small", "larger": "ba
 # Rule 20: the page's type as the second stage's input
 TYPE_INPUT = {"shipped": "balanced", "page type": "balanced-types"}
 # Rule 28: the labeller without the columns of a site's template
-FAMILIES = {"shipped": "balanced", **{f"without {f}": f"balanced-no-{f}" for f in FEATURE_FAMILIES}}
+FAMILIES = {
+    "shipped": "balanced",
+    **{f"without {f}": f"balanced-no-{f}" for f in (*_TEMPLATE_FAMILIES, "template")},
+}
+# Rule 43, a record: the shipped labeller without the language model's columns
+LM_ABLATION = {"shipped": "balanced", "without the perplexity features": "balanced-no-perplexity"}
 # Rule 21: the share of a block's words aligned with the gold that makes it content
 CONTENT_SHARES = {"0.5": "balanced", "0.3": "balanced-share-0.3", "0.7": "balanced-share-0.7"}
 # Rule 41, a record: the shipped labeller with readability's decision as one more column
@@ -1968,6 +1981,7 @@ BY_J = {
     "labels": (CONTENT_SHARES, "content share"),
     "peer-column": (PEER_COLUMN, "labeller"),
     "randomized": (RANDOMIZED, "trees"),
+    "lm-ablation": (LM_ABLATION, "labeller"),
 }
 # command -> its rule on the shipped labeller's decisions, given the peer outputs
 SHIPPED_LABELLER = {
@@ -2039,7 +2053,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.candidate is None:
         args.candidate = SHIPPED if args.command in ("folds", "threshold") else "stacked"
-    if args.command in BY_J:  # the candidate labellers of rules 16, 19, 20, 21, 28, 41 and 42
+    if args.command in BY_J:  # the candidate labellers of rules 16, 19-21, 28 and 41-43
         by_j(args.peer_outputs, *BY_J[args.command])
     elif args.command in SHIPPED_LABELLER:  # the rules on the shipped labeller's decisions
         SHIPPED_LABELLER[args.command](args.peer_outputs)
