@@ -360,7 +360,8 @@ class Difference:
     (`paired_difference`).
 
     Attributes:
-        mean: the difference of the two macro F1s (the mean of the per-page differences).
+        mean: the difference of the two macro F1s over the pages scored for both (the mean of
+            the per-page differences).
         low, high: its `BOOTSTRAP_LEVEL` interval, the sites resampled.
         ahead: the share of resamples in which the first system is ahead (difference > 0).
         pages: the pages scored for both.
