@@ -100,7 +100,7 @@ GoogleTrends test 0.6993 to 0.7166 (2), but the Dragnet test split 0.9637 to 0.9
 past the 0.002 the checks allow. Not shipped.
 
     PYTHONPATH=$PWD .venv/bin/python bench/article_threads.py    # ~10 min
-    PYTHONPATH=$PWD .venv/bin/python bench/article_threads.py --threads 35   # and 36, 37
+    PYTHONPATH=$PWD .venv/bin/python bench/article_threads.py --threads 35   # and 36 to 38
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ RULES = {
 
 def threads(sets: dict[str, list], fold_settings: dict, base: CleanerSettings, folds: Path,
             peers: dict, *, rule: str) -> None:  # fmt: skip
-    """Rules 35 to 37: `article`'s text (none of its pages decided as `auto` decides them),
+    """Rules 35 to 38: `article`'s text (none of its pages decided as `auto` decides them),
     with `auto`'s out of fold on the pages each candidate switches."""
     article, typed = {}, {}
     shipped, guard.ARTICLE_THREAD_PROBABILITY = guard.ARTICLE_THREAD_PROBABILITY, None
