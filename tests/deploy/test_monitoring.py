@@ -511,6 +511,7 @@ def test_chart_job_and_worker_on_a_real_broker(broker: str, tmp_path: Path) -> N
         **container_env(objs),
         "STREAM_CLEANER_WORKER_WEB_HOST": "127.0.0.1",
         "STREAM_CLEANER_WORKER_LAG_INTERVAL_SECONDS": "1",  # the first lag measure sooner
+        "TMPDIR": str(tmp_path),  # the pod's emptyDir /tmp: Faust's data directory goes there
     }
     base = f"http://127.0.0.1:{values['worker']['webPort']}"
     log = tmp_path / "worker.log"
@@ -571,6 +572,8 @@ def test_chart_job_and_worker_on_a_real_broker(broker: str, tmp_path: Path) -> N
 
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0, _tail(log)
+        # the pod's root is read-only: Faust kept its data under /tmp, the emptyDir
+        assert (tmp_path / f"stream-cleaner-g{tag}-data").is_dir()
     finally:
         if proc.poll() is None:
             proc.kill()
