@@ -284,6 +284,12 @@ def posts_in_comments(mode: str, forum_probability: float | None) -> bool:
     )
 
 
+def joins_corpus(mode: str) -> bool:
+    """Whether some pages of ``mode`` are joined by the `corpus` labeller's blocks
+    (`join_corpus`), so that its labeller is needed too."""
+    return mode == "auto" and CORPUS_BELOW_WORDS is not None
+
+
 def takes_auto(mode: str) -> bool:
     """Whether some pages of ``mode`` are decided as `auto` decides them (`threads_as_auto`),
     so that `auto`'s labeller is needed too."""

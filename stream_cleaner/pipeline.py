@@ -50,6 +50,7 @@ from .guard import (
     drop_repeats,
     guard_content,
     join_corpus,
+    joins_corpus,
     keep_headings,
     posts_in_comments,
     takes_auto,
@@ -136,6 +137,8 @@ def clean_document(
         load_labeller(settings.mode, settings.labeller_path)  # the same for the labellers
         if settings.content_guard and takes_auto(settings.mode):
             load_labeller("auto")  # a likely thread's decision is auto's
+        if settings.content_guard and joins_corpus(settings.mode):
+            load_labeller("corpus")  # a page of a few words is joined by corpus's blocks
         load_page_types(settings.page_type_model_path)  # and the page-type model
         if settings.multilingual_labeller != "off":
             load_multilingual(settings.multilingual_labeller_path)
@@ -512,7 +515,7 @@ class _Run:
                 content, blocks, rows, main_in, self.forum_probability,
                 posts=posts_in_comments(mode, self.forum_probability),
             )  # fmt: skip
-            if mode == "auto":
+            if joins_corpus(mode):
                 corpus = load_labeller("corpus")
                 content, joined = join_corpus(
                     content, blocks, rows, main_in, corpus, deadline=self.deadline

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -405,6 +407,44 @@ def test_a_decision_of_a_few_words_is_joined_by_the_corpus_labeller(default_mode
     assert guard.join_corpus(heading, blocks, features, main_in, corpus) == (heading, None)
     monkeypatch.setattr(guard, "CORPUS_BELOW_WORDS", None)
     assert guard.join_corpus(heading, blocks, features, main_in, corpus) == (heading, None)
+
+
+# a fresh interpreter whose bundled labeller of one mode is missing (a broken install): what
+# cleaning a page in another mode does
+_BROKEN_INSTALL = """
+import sys
+from stream_cleaner import CleanerSettings, clean_document, labeller
+mode, missing, guard = sys.argv[1], sys.argv[2], sys.argv[3] == "guard"
+bundled = labeller.labeller_path
+labeller.labeller_path = lambda m: bundled(m).with_name("none.json") if m == missing else bundled(m)
+try:
+    doc = clean_document("<p>Hello.</p>", settings=CleanerSettings(mode=mode, content_guard=guard))
+except FileNotFoundError:
+    print("set-up error")
+else:
+    print(doc.error)
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "missing", "guarded", "outcome"),
+    [
+        ("auto", "corpus", "guard", "set-up error"),  # `join_corpus` may need it on any page
+        ("auto", "corpus", "no-guard", "None"),  # never needed
+        ("article", "auto", "guard", "set-up error"),  # a likely thread is decided as auto
+        ("article", "auto", "no-guard", "None"),
+    ],
+)
+def test_a_labeller_a_mode_may_need_is_loaded_before_its_first_page(
+    mode, missing, guarded, outcome
+):
+    # a missing bundled file stops the caller at once, as the mode's own labeller's does,
+    # instead of failing every page that needs it as an internal error
+    done = subprocess.run(
+        [sys.executable, "-c", _BROKEN_INSTALL, mode, missing, guarded],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == outcome, done.stderr
 
 
 def test_the_run_trigger_limited_by_the_prose_kept_over_the_page(tiny_model, monkeypatch):
