@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -216,6 +217,49 @@ HEADING_MAX_WORDS: int | None = None
 # fell 0.0030 (0.9195 to 0.9165; its gold keeps repeated lines on 131 pages), past the 0.002
 # a test set may lose; the Dragnet test split rose 0.0015 and GoogleTrends test 0.0025.
 REPEAT_MIN_WORDS: int | None = None
+# `drop_calls_to_action`: the most white-space words of a kept block that `CALL_TO_ACTION`
+# matches for it to be dropped. ``None``: none dropped. Rule 45 (`bench/auto_training.py
+# calls-to-action`) chooses between 6 and 12.
+CALL_TO_ACTION_MAX_WORDS: int | None = None
+# What a short block says when it is a page's widget rather than its content, at its start
+# (rule 45): a call to action (subscribe, share, comment, contact, follow, back to...), the
+# heading of a widget of other pages (related, popular, you may also like, read more...) or a
+# disclosure (affiliate commissions, sponsored, advertisement), in English, German, French and
+# Spanish. Matched against the block's text lowercased, its white space collapsed.
+CALL_TO_ACTION = re.compile(
+    r"(?:"
+    # other pages: related, popular, recommended... and reading on
+    r"(?:related|similar|recommended|popular|trending|featured|latest|recent|more|top)"
+    r" (?:articles?|posts?|stories|news|reads?|reading|content|videos?|reports?|products?"
+    r"|guides?|tags|topics|links|from|in )"
+    r"|related\b|you (?:may|might|will) (?:also )?(?:like|love|enjoy|be interested)"
+    r"|(?:read|see) (?:more|also|next)\b|also read\b|further reading|up next\b"
+    r"|don'?t miss\b|editor'?s'? (?:picks?|choice)"
+    # calls to action
+    r"|subscribe\b|sign (?:up|in)\b|log ?in\b|register\b|join (?:our|my|the|us|now|today)\b"
+    r"|get (?:started|in touch|the app)\b|start (?:your )?free|(?:try it |try )?free trial"
+    r"|contact (?:us|sales|me)\b|follow (?:us|me)\b|share (?:this|on|via|the|article|post"
+    r"|story|page)\b|share\W*$|tweet\W*$|print(?: this)?(?: article| page| recipe)?\W*$"
+    r"|email (?:this|article)\W*$|add a comment|leave a (?:comment|reply)|post a comment"
+    r"|write a (?:comment|review)|(?:\d+ )?comments?\W*$|back to (?:top|blog|home|articles?)\b"
+    r"|download (?:the|our) app|.*\bnewsletter"
+    # disclosures
+    r"|.*\b(?:affiliate (?:links?|commissions?)|amazon associate|earn (?:a )?(?:small )?"
+    r"commissions?|supported by commissions|sponsored|advertisement)\b"
+    # German
+    r"|(?:ähnliche|verwandte|weitere) (?:artikel|beiträge|themen|nachrichten)"
+    r"|mehr (?:zum thema|artikel|lesen|dazu)\b|weiterlesen|das könnte sie auch interessieren"
+    r"|drucken\W*$|teilen\W*$|(?:\d+ )?kommentare?\W*$|abonnieren|jetzt (?:anmelden"
+    r"|registrieren)|zurück zu(?:r|m)?\b"
+    # French
+    r"|articles? (?:similaires|liés|connexes)|(?:à )?lire (?:aussi|la suite)|partager\W*$"
+    r"|imprimer\W*$|(?:\d+ )?commentaires?\W*$|abonnez-vous|s'abonner|inscrivez-vous"
+    r"|s'inscrire"
+    # Spanish
+    r"|artículos relacionados|(?:también )?te puede interesar|leer más|compartir\W*$"
+    r"|imprimir\W*$|(?:\d+ )?comentarios?\W*$|suscríbete|regístrate"
+    r")"
+)
 _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII, _DEPTH, _OPENED, _HEADING = (
     FEATURE_NAMES.index(n)
     for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii",
@@ -563,6 +607,20 @@ def drop_repeats(content: Sequence[bool], blocks: Sequence[Block]) -> list[bool]
                 out[i] = False
             else:
                 seen.add(text)
+    return out
+
+
+def drop_calls_to_action(content: Sequence[bool], blocks: Sequence[Block]) -> list[bool]:
+    """The decision without each kept block of at most `CALL_TO_ACTION_MAX_WORDS` white-space
+    words whose text `CALL_TO_ACTION` matches (rule 45)."""
+    out = list(content)
+    if CALL_TO_ACTION_MAX_WORDS is None:
+        return out
+    for i, keep in enumerate(out):
+        if keep:
+            words = blocks[i].text.lower().split()
+            if len(words) <= CALL_TO_ACTION_MAX_WORDS and CALL_TO_ACTION.match(" ".join(words)):
+                out[i] = False
     return out
 
 
