@@ -751,6 +751,52 @@ def test_a_kept_repeat_of_a_kept_block_is_dropped(monkeypatch):
     assert guard.drop_repeats(everything, blocks) == everything
 
 
+def test_a_kept_call_to_action_is_dropped(monkeypatch):
+    # rule 45: a short block that asks the reader to act, heads a widget of other pages or
+    # discloses commissions, in English and German; content that starts alike stays
+    assert guard.CALL_TO_ACTION_MAX_WORDS == 12
+    widgets = ["Share this article:", "Related Articles", "You may also like", "12 Comments",
+               "Sign up for our newsletter", "Ähnliche Beiträge", "Drucken",
+               "As an Amazon Associate we earn from qualifying purchases"]  # fmt: skip
+    content = ["More information on the river path", "Registered walkers may camp", ARTICLE,
+               "Commentary from the valley", "Share prices rose in the mills"]  # fmt: skip
+    long_call = "Subscribe to hear first about every walk we add along the river in spring"
+    texts = [*widgets, *content, long_call]
+    blocks = parse_blocks("<body>" + "".join(f"<p>{t}</p>" for t in texts) + "</body>")
+    assert [b.text for b in blocks] == texts
+    everything = [True] * len(blocks)
+    kept = guard.drop_calls_to_action(everything, blocks)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [*content, long_call]
+    # what the decision drops stays dropped
+    assert guard.drop_calls_to_action([False] * len(blocks), blocks) == [False] * len(blocks)
+    monkeypatch.setattr(guard, "CALL_TO_ACTION_MAX_WORDS", 6)  # the disclosure has 9 words
+    kept = guard.drop_calls_to_action(everything, blocks)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [widgets[-1], *content, long_call]
+    monkeypatch.setattr(guard, "CALL_TO_ACTION_MAX_WORDS", None)  # off
+    assert guard.drop_calls_to_action(everything, blocks) == everything
+
+
+def test_auto_drops_the_calls_to_action_its_labeller_keeps(monkeypatch):
+    # rule 45 through the pipeline: the lines around an article that ask the reader to act
+    # or head a widget, which the labeller keeps with the article; auto with the rule off
+    # keeps them too
+    page = (
+        "<html><head><title>The river path</title></head><body><nav><a href='/'>Home</a></nav>"
+        f"<main><article><h1>The river path</h1><p>{ARTICLE}</p><p>Share this article:</p>"
+        f"<p>{ARTICLE_2}</p><h2>Related Articles</h2><p>Sign up for our newsletter</p>"
+        "</article></main></body></html>"
+    )
+    calls = ["Share this article:", "Related Articles", "Sign up for our newsletter"]
+    auto = clean_document(page, settings=CleanerSettings(mode="auto"))
+    assert ARTICLE in auto.text and ARTICLE_2 in auto.text
+    assert not any(call in auto.text for call in calls)
+    dropped = [s for s in auto.sentences if s.text in calls]
+    assert len(dropped) == 3 and {(s.keep, s.reason) for s in dropped} == {(False, "boilerplate")}
+    monkeypatch.setattr(guard, "CALL_TO_ACTION_MAX_WORDS", None)
+    off = clean_document(page, settings=CleanerSettings(mode="auto"))
+    assert all(call in off.text for call in calls)
+
+
 def test_auto_keeps_a_repeated_paragraph_once(monkeypatch):
     # rule 39 through the pipeline, switched on: an article whose paragraphs a second, mobile
     # copy repeats; auto keeps each once, article mode (no such rule) both copies, and so
