@@ -264,6 +264,38 @@ CALL_TO_ACTION = re.compile(
     r"|imprimir\W*$|(?:\d+ )?comentarios?\W*$|suscríbete|regístrate"
     r")"
 )
+# Whether `drop_calls_to_action` also drops the short lines of a shop's or a thread's
+# interface that `INTERFACE_LINE` matches (rule 46).
+INTERFACE_LINES = False
+# A shop's, a thread's and a service's interface lines, at a block's start (rule 46): adding
+# to a cart, stock, delivery and returns, sellers, reviews to read; a post's counts, dates and
+# expanders; more calls to act (learn more, get started, request a demo, create an account);
+# in English, French, German and Spanish. Matched as `CALL_TO_ACTION` is.
+INTERFACE_LINE = re.compile(
+    r"(?:"
+    # a shop
+    r"add to (?:cart|bag|basket|wish ?list)\b|buy (?:it )?now\b|(?:out of|in) stock\b"
+    r"|sold out\b|free (?:shipping|delivery|returns?)\b|(?:free )?\d+[- ]day returns"
+    r"|returns? (?:&|and) exchanges|sold (?:and shipped )?by\b|ships from\b|shipped by\b"
+    r"|order (?:today|now)\b|(?:your|view) (?:cart|bag|basket)\b|compare products?\b"
+    r"|size guide\b|(?:read|see|write) (?:all )?(?:the )?reviews?\b|\d+ reviews?\W*$"
+    r"|price when purchased|choose your\b|select your (?:size|colou?r|location)\b"
+    # a thread
+    r"|click to (?:expand|shrink)|join(?:ed)? date\b|(?:posts|threads|messages|reputation"
+    r"|reactions|likes|points|karma):|(?:[\d.,]+k? )?(?:views?|answers?|replies|votes)\W*$"
+    r"|original poster\b|op posts|(?:asked|answered|report|reply|quote|permalink)\W*$"
+    r"|see all\W*$|show more\W*$|load more\W*$|view (?:all|more)\W*$"
+    # a service
+    r"|learn more\b|get started\b|request (?:a )?(?:free )?(?:demo|quote|consultation)\b"
+    r"|book a (?:demo|call)\b|see (?:plans|pricing|case studies)\b|(?:create|open) an account"
+    r"|(?:want|ready) to join\b|loading\W*$|skip to\b|what are you looking for"
+    # French, German, Spanish
+    r"|ajouter au panier|livraison (?:offerte|gratuite)|retours? (?:gratuits?|offerts?)"
+    r"|en stock\b|rupture de stock|paiement sécurisé|produits complémentaires"
+    r"|vous aimerez aussi|in den warenkorb|versandkostenfrei|kostenlose[rn]? (?:versand"
+    r"|lieferung)|auf lager\b|sofort lieferbar|añadir al carrito|envío gratis|agotado\W*$"
+    r")"
+)
 _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII, _DEPTH, _OPENED, _HEADING = (
     FEATURE_NAMES.index(n)
     for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii",
@@ -616,14 +648,18 @@ def drop_repeats(content: Sequence[bool], blocks: Sequence[Block]) -> list[bool]
 
 def drop_calls_to_action(content: Sequence[bool], blocks: Sequence[Block]) -> list[bool]:
     """The decision without each kept block of at most `CALL_TO_ACTION_MAX_WORDS` white-space
-    words whose text `CALL_TO_ACTION` matches (rule 45)."""
+    words whose text `CALL_TO_ACTION` matches (rule 45), or with `INTERFACE_LINES`
+    `INTERFACE_LINE` (rule 46)."""
     out = list(content)
     if CALL_TO_ACTION_MAX_WORDS is None:
         return out
     for i, keep in enumerate(out):
         if keep:
             words = blocks[i].text.lower().split()
-            if len(words) <= CALL_TO_ACTION_MAX_WORDS and CALL_TO_ACTION.match(" ".join(words)):
+            if len(words) > CALL_TO_ACTION_MAX_WORDS:
+                continue
+            text = " ".join(words)
+            if CALL_TO_ACTION.match(text) or (INTERFACE_LINES and INTERFACE_LINE.match(text)):
                 out[i] = False
     return out
 
