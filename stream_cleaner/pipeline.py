@@ -524,7 +524,7 @@ class _Run:
                 self.guard = joined or self.guard
         if mode == "auto":
             content = drop_repeats(keep_headings(content, blocks, rows), blocks)
-            content = drop_calls_to_action(content, blocks)
+            content = drop_calls_to_action(content, blocks, rows)
         t = self._lap("label", t)  # the rules on the labeller's decision count as labelling
         check_deadline(self.deadline, "while labelling")
         return content, max_ppl, t

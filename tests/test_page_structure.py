@@ -751,29 +751,40 @@ def test_a_kept_repeat_of_a_kept_block_is_dropped(monkeypatch):
     assert guard.drop_repeats(everything, blocks) == everything
 
 
-def test_a_kept_call_to_action_is_dropped(monkeypatch):
-    # rule 45: a short block that asks the reader to act, heads a widget of other pages or
-    # discloses commissions, in English and German; content that starts alike stays
+def test_a_kept_call_to_action_is_dropped(tiny_model, monkeypatch):
+    # rules 45 and 46: a short block that asks the reader to act, heads a widget of other
+    # pages, discloses commissions or is a shop's or a thread's interface, in English and
+    # German; content that starts alike stays
     assert guard.CALL_TO_ACTION_MAX_WORDS == 12
     widgets = ["Share this article:", "Related Articles", "You may also like", "12 Comments",
                "Sign up for our newsletter", "Ähnliche Beiträge", "Drucken",
+               "Subscribe to our letters about walks along the river in the valley",  # 12 words
                "As an Amazon Associate we earn from qualifying purchases"]  # fmt: skip
     content = ["More information on the river path", "Registered walkers may camp", ARTICLE,
-               "Commentary from the valley", "Share prices rose in the mills"]  # fmt: skip
+               "Commentary from the valley", "Share prices rose in the mills",
+               "Add to cart", "6 Answers"]  # fmt: skip
     long_call = "Subscribe to hear first about every walk we add along the river in spring"
     texts = [*widgets, *content, long_call]
     blocks = parse_blocks("<body>" + "".join(f"<p>{t}</p>" for t in texts) + "</body>")
     assert [b.text for b in blocks] == texts
+    features = _features(blocks, tiny_model)
     everything = [True] * len(blocks)
-    kept = guard.drop_calls_to_action(everything, blocks)
-    assert [t for t, k in zip(texts, kept, strict=True) if k] == [*content, long_call]
+    kept = guard.drop_calls_to_action(everything, blocks, features)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [*content[:-2], long_call]
     # what the decision drops stays dropped
-    assert guard.drop_calls_to_action([False] * len(blocks), blocks) == [False] * len(blocks)
-    monkeypatch.setattr(guard, "CALL_TO_ACTION_MAX_WORDS", 6)  # the disclosure has 9 words
-    kept = guard.drop_calls_to_action(everything, blocks)
-    assert [t for t, k in zip(texts, kept, strict=True) if k] == [widgets[-1], *content, long_call]
+    nothing = [False] * len(blocks)
+    assert guard.drop_calls_to_action(nothing, blocks, features) == nothing
+    monkeypatch.setattr(guard, "CALL_TO_ACTION_MAX_WORDS", 8)  # the last two widgets: 12, 9
+    kept = guard.drop_calls_to_action(everything, blocks, features)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [*widgets[-2:], *content[:-2],
+                                                                   long_call]  # fmt: skip
+    # rule 46's interface lines ("Add to cart", "6 Answers") stay without it
+    monkeypatch.setattr(guard, "CALL_TO_ACTION_MAX_WORDS", 12)
+    monkeypatch.setattr(guard, "INTERFACE_LINES", False)
+    kept = guard.drop_calls_to_action(everything, blocks, features)
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == [*content, long_call]
     monkeypatch.setattr(guard, "CALL_TO_ACTION_MAX_WORDS", None)  # off
-    assert guard.drop_calls_to_action(everything, blocks) == everything
+    assert guard.drop_calls_to_action(everything, blocks, features) == everything
 
 
 def test_auto_drops_the_calls_to_action_its_labeller_keeps(monkeypatch):
