@@ -68,9 +68,11 @@ Chinese, Japanese or Thai, which write no spaces between words, by its character
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -309,6 +311,9 @@ INTERFACE_LINE = re.compile(
 )
 # `CALL_TO_ACTION` or `INTERFACE_LINE` at a block's start, in one call of `re`
 _STARTS_WITH_INTERFACE = re.compile(rf"(?:{CALL_TO_ACTION.pattern})|(?:{INTERFACE_LINE.pattern})")
+# how many characters of a block's text `drop_calls_to_action` looks up in `match_starts`
+# before it asks `re`: three short blocks in four start as no phrase does
+_START_CHARS = 4
 _WORDS, _LINKS, _ENDS, _CHARS, _NON_ASCII, _DEPTH, _OPENED, _HEADING = (
     FEATURE_NAMES.index(n)
     for n in ("log_words", "link_density", "ends_sentence", "log_chars", "ratio_non_ascii",
@@ -676,14 +681,148 @@ def drop_calls_to_action(
     most = CALL_TO_ACTION_MAX_WORDS
     if most is None or not out:
         return out
-    starts = _STARTS_WITH_INTERFACE.match if INTERFACE_LINES else CALL_TO_ACTION.match
-    # white-space words: the block's spaces and one (its white space is collapsed)
-    short = np.exp(features[:, _WORDS]) < most + 0.5
-    for i in np.flatnonzero(np.asarray(out, dtype=bool) & short).tolist():
+    pattern = _STARTS_WITH_INTERFACE if INTERFACE_LINES else CALL_TO_ACTION
+    starts = match_starts(pattern, _START_CHARS)
+    # white-space words (the block's spaces and one: its white space is collapsed) as the
+    # rows hold them, a log: the log of a count is far from the log of a count and a half
+    short_below = math.log(most + 0.5)
+    fast = native_module("page_structure")
+    if fast is not None and starts is not None:  # one call: most short blocks never leave C
+        candidates = fast.calls_to_action_candidates(
+            out, blocks if isinstance(blocks, list) else list(blocks), features, _WORDS,
+            short_below, start_codes(starts), _START_CHARS, _ANYWHERE_KEYS,
+        )  # fmt: skip
+    else:
+        candidates = _calls_to_action_candidates(out, blocks, features, short_below, starts)
+    for i in candidates:
         text = blocks[i].text.lower()
-        if starts(text) or (_ANY_KEY.search(text) and CALL_TO_ACTION_ANYWHERE.search(text)):
+        if pattern.match(text) or (_ANY_KEY.search(text) and CALL_TO_ACTION_ANYWHERE.search(text)):
             out[i] = False
     return out
+
+
+def _calls_to_action_candidates(
+    content: Sequence[bool],
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    short_below: float,
+    starts: frozenset[str] | None,
+) -> list[int]:
+    """The kept blocks of fewer than ``short_below`` log words (``features``) that
+    `drop_calls_to_action` matches: those whose lowercased text starts with one of
+    ``starts`` (digits as "0"; any, for ``None``) or holds a word of `_ANYWHERE_KEYS`."""
+    out = []
+    for i in np.flatnonzero(features[:, _WORDS] < short_below).tolist():
+        if content[i]:
+            text = blocks[i].text.lower()
+            start = _DIGIT.sub("0", text[:_START_CHARS])
+            if starts is None or start in starts or _ANY_KEY.search(text):
+                out.append(i)
+    return out
+
+
+@functools.cache
+def match_starts(pattern: re.Pattern[str], length: int) -> frozenset[str] | None:
+    """Every string of ``length`` characters that a match of ``pattern`` can start with,
+    each digit written "0": a text whose first ``length`` characters, digits as "0", are
+    none of them is no match. ``None`` when a match can be shorter, or the pattern reads what
+    this does not follow (a class of letters, a look-around, a flag; a version of Python
+    whose `re` parses otherwise): then any text may match.
+
+    Read from `re`'s own parse of the pattern, so the phrases stay written once. Anchors
+    (``\\b``, ``$``) are passed over, which can only add strings.
+    """
+    if pattern.flags & (re.IGNORECASE | re.LOCALE):
+        return None
+    try:
+        from re import _constants as sre  # Python's own parser, 3.11 on
+        from re import _parser
+
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+        if parsed.state.flags & (re.IGNORECASE | re.LOCALE):
+            return None
+        starts = _regex_starts(parsed.data, length, {""}, sre)
+    except (ImportError, AttributeError, TypeError, ValueError, _CannotTell):
+        return None
+    return frozenset(starts) if all(len(s) == length for s in starts) else None
+
+
+@functools.cache
+def start_codes(starts: frozenset[str]) -> np.ndarray:
+    """The strings of ``starts`` that are ASCII, each as a number (its characters' codes,
+    the first in the lowest byte), sorted: what the native `drop_calls_to_action` looks up."""
+    codes = [sum(ord(c) << (8 * k) for k, c in enumerate(s)) for s in starts if s.isascii()]
+    return np.array(sorted(codes), dtype=np.uint64)
+
+
+# the most strings `match_starts` lists before it gives up (a class of letters repeated)
+_MOST_STARTS = 4096
+# every digit as "0", in `match_starts`' strings and in the texts looked up in them: ``\d``
+# matches the digits of every script
+_DIGIT = re.compile(r"\d")
+
+
+class _CannotTell(Exception):
+    """A part of a pattern `match_starts` does not follow."""
+
+
+def _regex_starts(items: Any, length: int, before: set[str], sre: Any) -> set[str]:
+    """The strings of at most ``length`` characters a match of the parsed ``items`` starts
+    with, after each string of ``before`` (those shorter than ``length``: where a match may
+    end)."""
+    done = {s for s in before if len(s) >= length}
+    open_ = before - done
+    for op, arg in items:
+        if not open_:
+            break
+        if op is sre.AT:  # an anchor matches no character
+            continue
+        if op in (sre.LITERAL, sre.IN, sre.CATEGORY):
+            after = {s + c for s in open_ for c in _regex_chars(op, arg, sre)}
+        elif op is sre.SUBPATTERN:
+            if arg[1] or arg[2]:  # flags of its own
+                raise _CannotTell(op)
+            after = _regex_starts(arg[-1], length, open_, sre)
+        elif op is sre.BRANCH:
+            after = set().union(*(_regex_starts(b, length, open_, sre) for b in arg[1]))
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
+            least, most, inner = arg
+            after = set(open_) if least == 0 else set()
+            reached = open_
+            for times in range(1, min(most, length) + 1):  # more repeats: no new start
+                reached = _regex_starts(inner, length, reached, sre)
+                if times >= least:
+                    after |= reached
+            if least > length:  # past `length` repeats every string is full, or empty ones
+                if any(len(s) < length for s in reached):
+                    raise _CannotTell("repeats of an empty match")
+                after = reached
+        else:
+            raise _CannotTell(op)
+        if len(after) > _MOST_STARTS:
+            raise _CannotTell("too many strings")
+        done |= {s for s in after if len(s) >= length}
+        open_ = after - done
+    return done | open_
+
+
+def _regex_chars(op: Any, arg: Any, sre: Any) -> set[str]:
+    """The characters one parsed item of a pattern matches (a literal, a set of literals,
+    ranges and digits, or digits), every digit as "0"."""
+    if op is sre.LITERAL:
+        chars = {chr(arg)}
+    else:
+        chars = set()
+        for kind, value in arg if op is sre.IN else [(op, arg)]:
+            if kind is sre.LITERAL:
+                chars.add(chr(value))
+            elif kind is sre.RANGE and value[1] - value[0] < 64:
+                chars.update(map(chr, range(value[0], value[1] + 1)))
+            elif kind is sre.CATEGORY and value is sre.CATEGORY_DIGIT:
+                chars.add("0")
+            else:
+                raise _CannotTell(kind)
+    return {"0" if c.isdecimal() else c for c in chars}
 
 
 def _page_kept_enough(

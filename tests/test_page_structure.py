@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import sys
 import time
@@ -806,6 +807,90 @@ def test_auto_drops_the_calls_to_action_its_labeller_keeps(monkeypatch):
     monkeypatch.setattr(guard, "CALL_TO_ACTION_MAX_WORDS", None)
     off = clean_document(page, settings=CleanerSettings(mode="auto"))
     assert all(call in off.text for call in calls)
+
+
+def test_match_starts_lists_every_start_of_a_match():
+    # the shipped phrases: every text they match starts with one of the strings (digits of
+    # any script as "0"), and most texts do not; patterns it cannot follow give None
+    pattern = guard._STARTS_WITH_INTERFACE
+    starts = guard.match_starts(pattern, guard._START_CHARS)
+    assert starts is not None and 100 < len(starts) < 1000
+    assert {len(s) for s in starts} == {guard._START_CHARS}
+    phrases = ["share this article", "related articles", "12 comments", "١٢ comments",
+               "1.2k views", "3 answers", "add to cart", "posts: 116", "you may also like",
+               "ähnliche beiträge", "à lire aussi", "añadir al carrito", "click to expand...",
+               "back to top", "print", "tweet", "see all",
+               "sign up for our newsletter"]  # fmt: skip
+    others = ["the river path", "more than a walk", "comet", "12 apples", "shares rose", "vie"]
+    for text in phrases + others:
+        found = guard._DIGIT.sub("0", text[: guard._START_CHARS]) in starts
+        assert found == bool(pattern.match(text)) or (found and text in others), text
+    assert all(pattern.match(t) for t in phrases)
+
+    def starts_of(pattern, flags=0):
+        return guard.match_starts(re.compile(pattern, flags), 4)
+
+    assert starts_of(r"x\d+ y") == {"x0 y", "x00 ", "x000"}
+    assert starts_of(r"(?:ab)?cdef\b") == {"abcd", "cdef"}
+    assert starts_of("ab|abcde") is None  # a match of two characters
+    assert starts_of("(?=a)abcd") is None  # a look-ahead
+    assert starts_of("[a-z]+foo") is None  # too many strings
+    assert starts_of("abcd", re.IGNORECASE) is None  # "ABCD" matches too
+    assert starts_of("(?i)abcd") is None and starts_of("(?i:ab)cd") is None
+    codes = guard.start_codes(frozenset({"ab0 ", "àb  "}))
+    assert codes.tolist() == [ord("a") | ord("b") << 8 | ord("0") << 16 | ord(" ") << 24]
+
+
+def test_native_calls_to_action_candidates_hold_the_references(monkeypatch):
+    """The native candidates are the reference's on texts in ASCII and hold them on any:
+    random short texts of phrase starts, disclosure words anywhere, capitals, digits of two
+    scripts, accents, curly quotes and the two characters outside ASCII that lowercase to
+    ASCII (U+0130, U+212A); random decisions and word counts. `drop_calls_to_action`
+    decides the same with and without native modules."""
+    from stream_cleaner.document import Block
+
+    fast = native_module("page_structure")
+    if fast is None:
+        pytest.skip("native modules not built")
+    pieces = ["Share ", "this ", "Related ", "12 ", "٣ ", "Comments", "Add to cart", "the ",
+              "river ", "NEWSLETTER", "affiliate", "Amazon Associate", "commissions ", "é",
+              "“", "İ", "K", "Print", "Posts: ", "view", "à lire ", "sp", "on", "ad",
+              "x"]  # fmt: skip
+    rng = np.random.default_rng(45)
+    starts = guard.match_starts(guard._STARTS_WITH_INTERFACE, guard._START_CHARS)
+    below = np.log(guard.CALL_TO_ACTION_MAX_WORDS + 0.5)
+    for n in (0, 1, 3, 40, 200):
+        for _ in range(30):
+            texts = ["".join(rng.choice(pieces, size=rng.integers(1, 6))) for _ in range(n)]
+            blocks = [
+                Block(i, t, "p", "html body p", 3, 0.0, False, False, False, False, False, 0)
+                for i, t in enumerate(texts)
+            ]  # fmt: skip
+            rows = np.zeros((n, len(FEATURE_NAMES)))
+            rows[:, guard._WORDS] = np.log(rng.choice([1.0, 4.0, 12.0, 13.0, 40.0], size=n))
+            content = (rng.random(n) < 0.8).tolist()
+            reference = guard._calls_to_action_candidates(content, blocks, rows, below, starts)
+            found = fast.calls_to_action_candidates(
+                content, blocks, rows, guard._WORDS, below, guard.start_codes(starts),
+                guard._START_CHARS, guard._ANYWHERE_KEYS,
+            )  # fmt: skip
+            assert set(reference) <= set(found) and found == sorted(found)
+            plain = [i for i in found if texts[i].isascii()]
+            assert plain == [i for i in reference if texts[i].isascii()]
+            decided = guard.drop_calls_to_action(content, blocks, rows)
+            with monkeypatch.context() as m:
+                m.setattr(guard, "native_module", lambda name: None)
+                assert guard.drop_calls_to_action(content, blocks, rows) == decided
+    # a word found in capitals, and after the Kelvin sign, which lowercases to "k"
+    texts = ["A KIT here", "\u212aIT", "a kat", "Ki t"]
+    blocks = [Block(i, t, "p", "html body p", 3, 0.0, False, False, False, False, False, 0)
+              for i, t in enumerate(texts)]  # fmt: skip
+    rows = np.zeros((len(texts), len(FEATURE_NAMES)))
+    found = fast.calls_to_action_candidates(
+        [True] * 4, blocks, rows, guard._WORDS, below, guard.start_codes(frozenset({"zzzz"})),
+        4, ("kit",),
+    )  # fmt: skip
+    assert found == [0, 1] and "kit" in texts[1].lower()
 
 
 def test_auto_keeps_a_repeated_paragraph_once(monkeypatch):

@@ -11,11 +11,22 @@ Python twins (what each function must equal; DEVELOPERS.md names the tests):
 the functions of the same names in `page_structure`; `page_scores`: its ``_page_scores``; `page_type_features`:
 `page_types._page_type_features`; `prose_run`: `guard.prose_run` with the prose blocks
 `guard.guard_content` picks (``guard._prose_run``); `main_words`: ``guard._main_words``'s
-numpy path (`guard.main_prose`).
+numpy path (`guard.main_prose`); `calls_to_action_candidates`: at least
+``guard._calls_to_action_candidates``' blocks (`guard.drop_calls_to_action` decides the
+same with either).
 """
 
 from libc.math cimport expm1, floor, log1p
 from libc.stdlib cimport qsort
+from libc.string cimport memset
+
+
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void *buffer, Py_ssize_t size)
+    int PyUnicode_KIND(object o)
+    void *PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    Py_UCS4 PyUnicode_READ(int kind, const void *data, Py_ssize_t index) nogil
 
 import numpy as np
 
@@ -519,3 +530,100 @@ def main_words(const double[::1] words, const double[:, :] rows, Py_ssize_t char
             if main_in[i]:
                 kept_main += words[i]
     return total, kept_main, kept_page
+
+
+cdef inline unsigned int _ascii_lower(unsigned int c) noexcept nogil:
+    return c + 32 if 65 <= c <= 90 else c
+
+
+cdef bint _may_hold_word(str text, const unsigned char **words, const Py_ssize_t *sizes,
+                         Py_ssize_t count, const unsigned long long *seconds):
+    """Whether ``text.lower()`` may hold one of the ``count`` ``words`` (lowercase ASCII of
+    two letters or more; ``seconds``: per first letter from "@", the bits of the second
+    letters from "@"): compared as ASCII, which is exact for a text whose characters outside
+    ASCII lowercase to none of ASCII (all but U+0130 and U+212A: a text holding either may)."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, j, k, m
+    cdef unsigned int c, d = 0
+    for i in range(n):
+        c, d = d, _ascii_lower(PyUnicode_READ(kind, data, i))
+        if d == 0x130 or d == 0x212A:
+            return True
+        # a word starts at i - 1 only where its first two letters are c and d
+        if not (64 <= c < 128 and 64 <= d < 128 and (seconds[c - 64] >> (d - 64)) & 1):
+            continue
+        for j in range(count):
+            m = sizes[j]
+            if words[j][0] != c or words[j][1] != d or i - 1 + m > n:
+                continue
+            k = 2
+            while k < m and _ascii_lower(PyUnicode_READ(kind, data, i - 1 + k)) == words[j][k]:
+                k += 1
+            if k == m:
+                return True
+    return False
+
+
+def calls_to_action_candidates(list content, list blocks, const double[:, :] rows,
+                               Py_ssize_t words_column, double short_below,
+                               const unsigned long long[::1] starts, Py_ssize_t length,
+                               tuple words):
+    """``guard._calls_to_action_candidates``, or more: the short kept blocks a call to action
+    may be. The reference's test on each block's lowercased text, read from the text itself:
+    its first ``length`` characters (ASCII letters lowercased, digits as "0") one of
+    ``starts`` (sorted, as `guard.start_codes` writes them), or one of ``words`` (lowercase
+    ASCII) in it; a block whose first characters are not all ASCII, or that holds U+0130 or
+    U+212A (the two characters outside ASCII that lowercase to ASCII), is a candidate as it
+    is: `guard.drop_calls_to_action` matches every candidate's lowercased text itself."""
+    cdef Py_ssize_t n = len(blocks), i, k, size, low, high, middle
+    cdef Py_ssize_t count = len(words), n_starts = starts.shape[0]
+    cdef str text
+    cdef unsigned int c
+    cdef unsigned long long code
+    cdef bint plain
+    cdef list out = [], encoded = [w.encode("ascii") for w in words]
+    cdef const unsigned char *word_chars[16]
+    cdef Py_ssize_t word_sizes[16]
+    cdef unsigned long long seconds[64]
+    if rows.shape[0] != n or len(content) != n:
+        raise ValueError("one row and one decision for each block")
+    if not 0 < length <= 8:
+        raise ValueError("starts of 1 to 8 characters")
+    if count > 16:
+        raise ValueError("at most 16 words")
+    memset(seconds, 0, sizeof(seconds))
+    for k in range(count):
+        word = encoded[k]
+        if len(word) < 2 or not (64 <= word[0] < 128 and 64 <= word[1] < 128):
+            raise ValueError("words of two lowercase ASCII letters or more")
+        seconds[word[0] - 64] |= 1ULL << (word[1] - 64)
+        word_chars[k], word_sizes[k] = word, len(word)
+    for i in range(n):
+        if not rows[i, words_column] < short_below or not content[i]:
+            continue
+        text = blocks[i].text
+        size = PyUnicode_GET_LENGTH(text)
+        if size >= length:
+            plain, code = True, 0
+            for k in range(length):
+                c = PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), k)
+                if c > 127:
+                    plain = False
+                    break
+                code |= (<unsigned long long> (48 if 48 <= c <= 57 else _ascii_lower(c))) << (8 * k)
+            if plain:  # a binary search of the sorted codes
+                low, high = 0, n_starts
+                while low < high:
+                    middle = (low + high) // 2
+                    if starts[middle] < code:
+                        low = middle + 1
+                    else:
+                        high = middle
+                plain = not (low < n_starts and starts[low] == code)
+            if not plain:
+                out.append(i)
+                continue
+        if _may_hold_word(text, word_chars, word_sizes, count, seconds):
+            out.append(i)
+    return out
