@@ -709,7 +709,7 @@ def _calls_to_action_candidates(
     starts: frozenset[str] | None,
 ) -> list[int]:
     """The kept blocks of fewer than ``short_below`` log words (``features``) that
-    `drop_calls_to_action` matches: those whose lowercased text starts with one of
+    `drop_calls_to_action` may drop: those whose lowercased text starts with one of
     ``starts`` (digits as "0"; any, for ``None``) or holds a word of `_ANYWHERE_KEYS`."""
     out = []
     for i in np.flatnonzero(features[:, _WORDS] < short_below).tolist():
@@ -726,21 +726,19 @@ def match_starts(pattern: re.Pattern[str], length: int) -> frozenset[str] | None
     """Every string of ``length`` characters that a match of ``pattern`` can start with,
     each digit written "0": a text whose first ``length`` characters, digits as "0", are
     none of them is no match. ``None`` when a match can be shorter, or the pattern reads what
-    this does not follow (a class of letters, a look-around, a flag; a version of Python
-    whose `re` parses otherwise): then any text may match.
+    this does not follow (a look-around, a flag, a class of letters repeated; a version of
+    Python whose `re` parses otherwise): then any text may match.
 
     Read from `re`'s own parse of the pattern, so the phrases stay written once. Anchors
     (``\\b``, ``$``) are passed over, which can only add strings.
     """
-    if pattern.flags & (re.IGNORECASE | re.LOCALE):
+    if pattern.flags & (re.IGNORECASE | re.LOCALE):  # inline ones, "(?i)", included
         return None
     try:
         from re import _constants as sre  # Python's own parser, 3.11 on
         from re import _parser
 
         parsed = _parser.parse(pattern.pattern, pattern.flags)
-        if parsed.state.flags & (re.IGNORECASE | re.LOCALE):
-            return None
         starts = _regex_starts(parsed.data, length, {""}, sre)
     except (ImportError, AttributeError, TypeError, ValueError, _CannotTell):
         return None
