@@ -630,8 +630,8 @@ test, the multilingual sets) was read:
    which reads them) are computed from a view of the blocks and sentences in which each run
    of those scripts is cut into pseudo-words: (a) ideographs and kana two characters a word,
    other scripts as they are; (b) that, and Thai, Lao, Khmer, Myanmar and Tibetan four
-   characters a word. The kept text, the sentences and every rule after the labeller read
-   the page as it is. Measured with `bench/multilingual_pipeline.py` (MultiBoilerNet's
+   characters a word. The kept text and the sentences are the page's own; the rules after
+   the labeller read its blocks as they are and the rows of the view. Measured with `bench/multilingual_pipeline.py` (MultiBoilerNet's
    Chinese, Japanese and Thai pages rebuilt from their rows, macro F1 over rows, the shipped
    variant "both must keep"), in `auto` mode, and in `corpus` and `article` mode each on its
    own. Shipped for a mode if the mean of the three languages rises by 0.002 or more and no
