@@ -173,9 +173,9 @@ class CleanerSettings:
     models: str = ""
     multilingual_labeller: str = option(
         "auto",
-        "in corpus/article mode, on which pages the language-independent multilingual "
-        "labeller must also call a block content: auto (corpus-mode pages in a language "
-        "without a model), on (every page), off",
+        "on which pages the language-independent multilingual labeller must also call a "
+        "block content: auto (pages in a language without a model, in corpus mode, and in "
+        "auto mode for languages written without spaces), on (every page), off",
         choices=MULTILINGUAL_LABELLERS,
     )
     multilingual_labeller_path: str | None = option(
