@@ -83,6 +83,15 @@ class Block:
     class_words: int = 0
     comment_marks: int = 0
 
+    def with_text(self, text: str) -> Block:
+        """This block with another text (what a labeller reads of it: `pipeline`), six times
+        faster than `dataclasses.replace`."""
+        return Block(
+            self.index, text, self.tag, self.tag_path, self.depth, self.link_density,
+            self.in_link, self.in_heading, self.in_list, self.in_table, self.in_form,
+            self.class_words, self.comment_marks,
+        )  # fmt: skip
+
 
 @dataclass(slots=True)
 class ScoredSentence:

@@ -98,6 +98,60 @@ _FOREIGN_BOUNDS = {
 # Tibetan): features that count words by spaces see one long word per sentence in them.
 UNSPACED_LANGUAGES = frozenset("zh ja th lo km my bo wuu yue".split())
 
+# What the labellers' rows read of a page in one of them (rule 48, bench/auto_training.py):
+# each run of ideographs and kana cut into pseudo-words of two characters, so that a sentence
+# has the word shape it would have in the languages the labellers learnt, not one long word.
+# (Thai, Lao, Khmer, Myanmar and Tibetan cut four characters a word lost on the Thai pages.)
+PSEUDO_WORD_SIZE = 2
+PSEUDO_WORD_RANGES: tuple[tuple[int, int], ...] = (
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x31F0, 0x31FF),  # katakana extensions
+    (0x3400, 0x4DBF),  # ideographs: extension A
+    (0x4E00, 0x9FFF),  # unified
+    (0xF900, 0xFAFF),  # compatibility
+    (0xFF66, 0xFF9F),  # half-width katakana
+    (0x20000, 0x2FA1F),  # extensions B to F, compatibility supplement
+)
+_PSEUDO_WORD_BOUNDS = array.array("I", [bound for r in PSEUDO_WORD_RANGES for bound in r])
+# runs longer than a pseudo-word, captured so that `re.split` returns them between the rest
+_PSEUDO_WORD_RUNS = re.compile(
+    "([" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in PSEUDO_WORD_RANGES) + "]"
+    f"{{{PSEUDO_WORD_SIZE + 1},}})"
+)
+
+
+def pseudo_words(text: str) -> str:
+    """``text`` with each run of ideographs and kana cut into pseudo-words of
+    `PSEUDO_WORD_SIZE` characters (``"ab cd e"`` for a run ``"abcde"``): what the labellers
+    count words in on a page in a language written without spaces. The text itself when
+    nothing is cut."""
+    fast = native_module("text_features")
+    if fast is not None:
+        return fast.pseudo_words(text, _PSEUDO_WORD_BOUNDS, PSEUDO_WORD_SIZE)
+    return _pseudo_words(text)
+
+
+def _pseudo_words(text: str) -> str:
+    """`pseudo_words` by regex (the reference of ``_native/text_features.pseudo_words``)."""
+    parts = _PSEUDO_WORD_RUNS.split(text)
+    if len(parts) == 1:
+        return text
+    size = PSEUDO_WORD_SIZE
+    for i in range(1, len(parts), 2):
+        run = parts[i]
+        parts[i] = " ".join([run[j : j + size] for j in range(0, len(run), size)])
+    return "".join(parts)
+
+
+def pseudo_words_many(texts: Sequence[str]) -> list[str]:
+    """`pseudo_words` of each of ``texts``, cut as one text (a page's blocks or sentences: a
+    call a page, not one a text); a text that is not cut is the same object."""
+    cut = pseudo_words("\n".join(texts)).split("\n")
+    if len(cut) != len(texts):  # a text with a line break in it (never one of the parser's)
+        return [pseudo_words(text) for text in texts]
+    return [text if text == new else new for text, new in zip(texts, cut, strict=True)]
+
+
 # The script of languages not written in Latin letters (every other language: "latin").
 _LANGUAGE_SCRIPTS = {
     **dict.fromkeys("ru uk be bg sr mk kk ky tg mn ba tt cv ce os".split(), "cyrillic"),

@@ -1,5 +1,7 @@
-"""Language identification: pages, blocks in other scripts, bounded metric labels."""
+"""Language identification: pages, blocks in other scripts, bounded metric labels; what the
+labellers read of a language written without spaces."""
 
+import dataclasses
 import subprocess
 import sys
 
@@ -13,6 +15,8 @@ from stream_cleaner.language import (
     dominant_script,
     identifier,
     metric_label,
+    pseudo_words,
+    pseudo_words_many,
     script_of,
 )
 
@@ -137,3 +141,33 @@ def test_a_model_file_the_native_predictor_does_not_read_is_left_to_fasttext(mon
     assert fresh._model is not None  # the fastText wheel answered
     if native_module("langid") is not None:
         assert "predicted by fastText, not natively" in caplog.text
+
+
+def test_runs_of_ideographs_and_kana_are_cut_into_pseudo_words_of_two_characters():
+    cut = "市政 府星 期二 宣布，新图 书馆 开放。"
+    assert pseudo_words("市政府星期二宣布，新图书馆开放。") == cut
+    assert pseudo_words("市役所は火曜日") == "市役 所は 火曜 日"
+    assert pseudo_words("图书 Library 馆") == "图书 Library 馆"  # runs of two or fewer stay
+    for other in ("ห้องสมุดเมืองแห่งใหม่", "Die neue Bibliothek", "новая библиотека"):
+        assert pseudo_words(other) == other
+
+
+def test_a_page_is_cut_in_one_piece_as_each_text_alone_and_uncut_texts_stay_themselves():
+    texts = ["首页", "市政府星期二宣布", "Library", "東京は日本の首都", ""]
+    cut = pseudo_words_many(texts)
+    assert cut == [pseudo_words(text) for text in texts]
+    assert [new is old for new, old in zip(cut, texts, strict=True)] == [
+        True,
+        False,
+        True,
+        False,
+        True,
+    ]
+    assert pseudo_words_many(["a\nb", "東京都庁"]) == ["a\nb", "東京 都庁"]  # a line break inside
+
+
+def test_a_block_with_another_text_keeps_every_other_field():
+    from stream_cleaner.document import Block
+
+    block = Block(3, "x", "li", "html body ul li", 4, 0.5, True, True, True, True, True, 17, 2)
+    assert block.with_text("y") == dataclasses.replace(block, text="y")

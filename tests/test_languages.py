@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from stream_cleaner import CleanerSettings, RawDocument, clean_document
+from stream_cleaner import CleanerSettings, RawDocument, clean_document, pipeline
 from stream_cleaner.decide import DropReason
-from stream_cleaner.language import dominant_script, script_of
+from stream_cleaner.language import dominant_script, pseudo_words, script_of
 from stream_cleaner.lm import LanguageModel, normalize
 from stream_cleaner.segment import split_blocks, split_sentences
 from stream_cleaner.settings import parse_models
@@ -308,6 +308,31 @@ def test_in_auto_mode_the_multilingual_labeller_judges_unspaced_languages_only(t
     for code in ("de", "ru", "ar"):
         doc = clean_document(raw(code), settings=settings)
         assert doc.language.code == code and PAGES[code][3][0] in doc.text, code
+
+
+def test_corpus_and_article_labellers_read_a_chinese_or_japanese_page_in_pseudo_words(
+    monkeypatch,
+):
+    # rule 48: white-space words make a Chinese paragraph one long "word", a shape only junk
+    # has where the labellers learnt; `auto` reads the page as it is (its Japanese pages lost)
+    read: list[list[str]] = []
+
+    def label_blocks(blocks, *args, **kwargs):
+        read.append([b.text for b in blocks])
+        return original(blocks, *args, **kwargs)
+
+    original = pipeline.label_blocks
+    monkeypatch.setattr(pipeline, "label_blocks", label_blocks)
+    for code in ("zh", "ja", "th", "de"):
+        paragraph = PAGES[code][3][0]
+        assert (pseudo_words(paragraph) != paragraph) is (code in ("zh", "ja"))
+        for mode in ("corpus", "article", "auto"):
+            read.clear()
+            settings = CleanerSettings(mode=mode, content_guard=False)
+            doc = clean_document(raw(code), settings=settings)
+            cut = mode != "auto" and code in ("zh", "ja")
+            assert read[0][5] == (pseudo_words(paragraph) if cut else paragraph), (code, mode)
+            assert paragraph in doc.text or not doc.text, (code, mode)  # the page's own text
 
 
 def test_the_multilingual_labeller_setting_comes_from_cli_and_environment(monkeypatch):

@@ -265,6 +265,15 @@ def test_native_language_helpers_equal_their_references(native):
         assert fast.with_code_points(texts, 3, array.array("I")) == []
     with pytest.raises(ValueError):
         fast.longest(["a"], 9)
+    # rule 48's pseudo-words: kana, ideographs (one outside the first plane) and their edges
+    alphabet += ["\u3040", "\u30ff", "\u4e00", "\u9fff", "\uff66", "\U00020000", "\u3002"]
+    bounds = language._PSEUDO_WORD_BOUNDS
+    for _ in range(3000):
+        text = "".join(rnd.choices(alphabet, k=rnd.randint(0, 40)))
+        assert fast.pseudo_words(text, bounds, 2) == language._pseudo_words(text), text
+    assert fast.pseudo_words("東京都庁", bounds, 2) == "東京 都庁"
+    with pytest.raises(ValueError):
+        fast.pseudo_words("東京都庁", array.array("I", [1]), 2)
 
 
 def test_native_langid_predicts_what_fasttext_predicts(native):

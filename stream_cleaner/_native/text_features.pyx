@@ -11,7 +11,8 @@ Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `labeller.block_features`); `text_features`: `labeller._text_features`; `block_kinds`:
 `labeller.block_kinds`; `class_features`: `labeller.class_features`; `attributes`: `pipeline._attributes`; `longest`,
 `with_code_points`: the Python paths of `language.LanguageIdentifier.identify_page`
-(``sorted(texts, key=len)``, `language._with_foreign_letters`).
+(``sorted(texts, key=len)``, `language._with_foreign_letters`); `pseudo_words`: the Python
+path of `language.pseudo_words`.
 """
 
 from libc.string cimport memset
@@ -683,6 +684,73 @@ cdef inline bint _has_code_point(const _char *data, Py_ssize_t length,
             if bounds[r] <= c <= bounds[r + 1]:
                 return True
     return False
+
+
+cdef inline bint _in_ranges(Py_UCS4 c, const unsigned int *bounds,
+                            Py_ssize_t n_bounds) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(0, n_bounds, 2):
+        if bounds[r] <= c <= bounds[r + 1]:
+            return True
+    return False
+
+
+cdef Py_ssize_t _cut_runs(const _char *data, Py_ssize_t length, const unsigned int *bounds,
+                          Py_ssize_t n_bounds, Py_ssize_t size, Py_UCS4 *out) noexcept nogil:
+    """Copy ``data`` to ``out`` (when not NULL) with a space after every ``size`` characters
+    of a run in ``bounds`` that more of the run follow; the number of spaces put in."""
+    cdef Py_ssize_t i, at = 0, run = 0, spaces = 0
+    cdef Py_UCS4 c
+    cdef bint inside
+    for i in range(length):
+        c = data[i]
+        inside = c >= 0x80 and _in_ranges(c, bounds, n_bounds)
+        if inside:
+            if run and run % size == 0:
+                spaces += 1
+                if out != NULL:
+                    out[at] = 0x20
+                    at += 1
+            run += 1
+        else:
+            run = 0
+        if out != NULL:
+            out[at] = c
+            at += 1
+    return spaces
+
+
+def pseudo_words(str text, const unsigned int[::1] bounds, Py_ssize_t size):
+    """`language.pseudo_words`: a space after every ``size`` characters of a run of the
+    ranges ``bounds[2r] .. bounds[2r + 1]`` that more of the run follow (``"ab cd e"`` for
+    ``"abcde"``, ``size`` 2); ``text`` itself when nothing is cut."""
+    cdef Py_ssize_t length = len(text), n_bounds = bounds.shape[0], spaces
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const unsigned int *ranges = &bounds[0] if n_bounds else NULL
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_UCS4[::1] out
+    if n_bounds % 2:
+        raise ValueError("bounds come in pairs")
+    if size < 1:
+        raise ValueError("size must be positive")
+    if PyUnicode_IS_ASCII(text) or length <= size:
+        return text
+    if kind == 1:
+        spaces = _cut_runs(<const Py_UCS1 *> data, length, ranges, n_bounds, size, NULL)
+    elif kind == 2:
+        spaces = _cut_runs(<const Py_UCS2 *> data, length, ranges, n_bounds, size, NULL)
+    else:
+        spaces = _cut_runs(<const Py_UCS4 *> data, length, ranges, n_bounds, size, NULL)
+    if not spaces:
+        return text
+    out = np.empty(length + spaces, dtype=np.uint32)
+    if kind == 1:
+        _cut_runs(<const Py_UCS1 *> data, length, ranges, n_bounds, size, &out[0])
+    elif kind == 2:
+        _cut_runs(<const Py_UCS2 *> data, length, ranges, n_bounds, size, &out[0])
+    else:
+        _cut_runs(<const Py_UCS4 *> data, length, ranges, n_bounds, size, &out[0])
+    return PyUnicode_FromKindAndData(4, &out[0], length + spaces)
 
 
 def with_code_points(list texts, Py_ssize_t min_length, const unsigned int[::1] bounds):
