@@ -619,7 +619,7 @@ test, the multilingual sets) was read:
    gains (0.91 to 0.95), and two service pages lose 0.06 and 0.09, their hidden panels'
    text (other plans, other regions) being what their gold leaves out. No other training
    page has a tab panel; the test sets were not read. The parser is as it was.
-48. Written 2026-12-01 (00:00), before its figures, after cleaning one Chinese news page
+48. Written 2026-11-30 (23:56), before its figures, after cleaning one Chinese news page
    written here (a heading and three paragraphs): `auto` dropped the heading and the first
    paragraph, the multilingual labeller off or on, and kept them all once the page's
    ideographs were spaced two at a time. The labellers' word-shape columns (``log_words``,
