@@ -335,6 +335,19 @@ def test_corpus_and_article_labellers_read_a_chinese_or_japanese_page_in_pseudo_
             assert paragraph in doc.text or not doc.text, (code, mode)  # the page's own text
 
 
+def test_auto_types_a_chinese_or_japanese_page_from_its_pseudo_words(monkeypatch):
+    # rule 49: one long "word" a sentence made both news pages a product page; the labeller
+    # still reads the page as it is, so what `auto` keeps is the same either way
+    for code in ("zh", "ja"):
+        settings = CleanerSettings(mode="auto")
+        typed = clean_document(raw(code), settings=settings)
+        with monkeypatch.context() as undone:
+            undone.setattr(pipeline, "PSEUDO_WORD_TYPE_MODES", frozenset())
+            before = clean_document(raw(code), settings=settings)
+        assert (typed.page_type, before.page_type) == ("article", "product"), code
+        assert typed.text == before.text and PAGES[code][3][0] in typed.text
+
+
 def test_the_multilingual_labeller_setting_comes_from_cli_and_environment(monkeypatch):
     from stream_cleaner.cli import _settings, parse_args
 
