@@ -84,8 +84,8 @@ class Block:
     comment_marks: int = 0
 
     def with_text(self, text: str) -> Block:
-        """This block with another text (what a labeller reads of it: `pipeline`), six times
-        faster than `dataclasses.replace`."""
+        """This block with another text (what a labeller reads of it: `pipeline`): about a
+        seventh of `dataclasses.replace`'s time under the profiler, on a page of 200 blocks."""
         return Block(
             self.index, text, self.tag, self.tag_path, self.depth, self.link_density,
             self.in_link, self.in_heading, self.in_list, self.in_table, self.in_form,
