@@ -614,8 +614,13 @@ class _Run:
     def _page_type_rows(self, blocks: list[Block], rows: np.ndarray, mode: str) -> np.ndarray:
         """The rows the page-type model reads: in a mode of `PSEUDO_WORD_TYPE_MODES`, on a
         page in a language written without spaces, with the words and characters its
-        pseudo-words make (`labeller.with_spaces_added`); else the labeller's ``rows``."""
-        if mode not in PSEUDO_WORD_TYPE_MODES or self.language.code not in UNSPACED_LANGUAGES:
+        pseudo-words make (`labeller.with_spaces_added`); else the labeller's ``rows``
+        (which count them already in a mode of `PSEUDO_WORD_MODES`)."""
+        if (
+            mode not in PSEUDO_WORD_TYPE_MODES
+            or mode in PSEUDO_WORD_MODES
+            or self.language.code not in UNSPACED_LANGUAGES
+        ):
             return rows
         texts = [b.text for b in blocks]
         cut = pseudo_words_many(texts)
