@@ -535,3 +535,36 @@ def test_the_limits_of_too_long_are_settings():
     assert CleanerSettings.from_env({"STREAM_CLEANER_MAX_WORD_CHARS": "200"}).max_word_chars == 200
     with pytest.raises(ValueError, match="max_word_chars"):
         CleanerSettings(max_word_chars=0)
+
+
+STATS = """<html><body><article><h1>The season in figures</h1>
+<p>{prose}</p>
+<table><tr><th>Week</th><th>Date</th><th>Opponent</th><th>Yards</th></tr>
+<tr><td>1</td><td>9/11/16</td><td>New York</td><td>0</td></tr>
+<tr><td>2</td><td>9/18/16</td><td>Washington</td><td>29</td></tr>
+<tr><td>3</td><td>9/25/16</td><td>Chicago</td><td>134.4</td></tr>
+<tr><td>--</td><td>-</td><td>Total</td><td>163.4</td></tr></table>
+<p>{prose}</p></article></body></html>""".format(
+    prose=" ".join(["The team played every week of the season, and its fans watched it."] * 6)
+)
+
+
+@pytest.mark.parametrize("mode", ["auto", "corpus", "article"])
+def test_a_table_cells_figures_are_decided_as_its_block_in_the_labeller_modes(mode):
+    # rule 50: a table cell is a block of its own, and its figures have no letter
+    doc = clean_document(STATS, settings=CleanerSettings(mode=mode))
+    by_text = {s.text: s for s in doc.sentences}
+    for figure in ("9/11/16", "29", "134.4", "163.4"):
+        assert by_text[figure].reason != DropReason.NO_WORDS, figure
+        assert by_text[figure].keep == by_text["Chicago"].keep, figure
+    assert not by_text["--"].keep
+    if mode != "corpus":  # corpus mode's labeller drops this table as boilerplate
+        assert by_text["--"].reason == DropReason.NO_WORDS
+        assert by_text["Chicago"].keep and "9/18/16" in doc.text
+
+
+def test_figures_have_no_words_in_perplexity_mode():
+    doc = clean_document(STATS, settings=LOOSE)
+    figures = [s for s in doc.sentences if s.text in ("9/11/16", "29", "134.4")]
+    assert len(figures) == 3
+    assert {(s.keep, s.reason) for s in figures} == {(False, DropReason.NO_WORDS)}
