@@ -704,6 +704,13 @@ test, the multilingual sets) was read:
    0.7681, 0.9638 / 0.9638; GoogleTrends test (not held out, see above) 0.7409 / 0.7516,
    0.6799 / 0.6828, 0.6993 / 0.7185, lost 2 to 1 in `auto` (gt_105 kept) and 5 to 3 in
    `article`.
+51. Written 2026-12-01 (02:36), after rule 50's figures, before its own: rule 50 in every
+   element. A price ("$19.99", "1.299,00 €"), a date, a score or a version number in an
+   element of its own has no letter either, and a product page's price is its content.
+   Candidate: in the labeller modes, every sentence with no letter but a digit is decided as
+   its block, whatever the block's element. Measured as rule 50 (`bench/table_figures.py
+   --everywhere`: rule 50 as shipped against the candidate, in one process), shipped under
+   rule 50's checks against rule 50 as shipped.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura,readability --save-outputs \
