@@ -12,6 +12,7 @@ and page types); the other training sets in sample. The test sets only with ``--
         --dataset gt-train=googletrends-pages/train \\
         --dataset gt-test=googletrends-pages/test --out artifacts/peers
     PYTHONPATH=$PWD .venv/bin/python bench/table_figures.py [--test] [--sets modern2026]
+    PYTHONPATH=$PWD .venv/bin/python bench/table_figures.py --everywhere [--test]  # rule 51
 """
 
 from __future__ import annotations
@@ -65,10 +66,18 @@ def settings_by_page(mode: str, out_of_fold: bool) -> tuple[CleanerSettings, dic
     return base, {name: by_fold[k] for name, k in folds.items()}
 
 
-def outputs(pages, settings, by_page, rule: bool) -> dict[str, str]:
-    """Every page's kept text, with rule 50 or without it (`decide.is_figure` never true)."""
+def anywhere(text: str, block: object) -> bool:
+    """Rule 51's candidate: a digit in a sentence without a letter, in any element."""
+    return any(c.isdigit() for c in text)
+
+
+def outputs(pages, settings, by_page, rule: bool, everywhere: bool = False) -> dict[str, str]:
+    """Every page's kept text, with rule 50 or without it (`decide.is_figure` never true);
+    with ``everywhere``, rule 50 as shipped (``rule`` false) or rule 51's candidate."""
     shipped = decide.is_figure
-    if not rule:
+    if everywhere:
+        decide.is_figure = anywhere if rule else shipped
+    elif not rule:
         decide.is_figure = lambda text, block: False
     try:
         return {
@@ -86,6 +95,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--test", action="store_true", help="the test sets, read once")
     parser.add_argument("--sets", help="only these sets, comma separated")
+    parser.add_argument(
+        "--everywhere", action="store_true", help="rule 51: rule 50 against it in every element"
+    )
     args = parser.parse_args()
     sets = TEST if args.test else TRAINING
     if args.sets:
@@ -99,8 +111,8 @@ def main() -> None:
         _, theirs = score_outputs(pages, trafilatura)
         for mode in MODES:
             settings, by_page = settings_by_page(mode, label == "modern2026")
-            off = outputs(pages, settings, by_page, rule=False)
-            on = outputs(pages, settings, by_page, rule=True)
+            off = outputs(pages, settings, by_page, rule=False, everywhere=args.everywhere)
+            on = outputs(pages, settings, by_page, rule=True, everywhere=args.everywhere)
             (s_off, p_off), (s_on, p_on) = score_outputs(pages, off), score_outputs(pages, on)
             snippets = f"{s_off.snippets.f1:.4f} / {s_on.snippets.f1:.4f}" if s_on.snippets else "-"
             changed = sum(off[n] != on[n] for n in on)
