@@ -1,5 +1,8 @@
-"""Rule 50 (bench/auto_training.py): a table cell's figures not dropped as `no_words` in the
-labeller modes (`decide.is_figure`), on and off in one process, page by page.
+"""Rules 50 and 51 (bench/auto_training.py): figures without a letter not dropped as
+`no_words` in the labeller modes (`decide.is_figure`), on and off in one process, page by
+page. Rule 50 kept a table cell's figures only, rule 51 every element's: their figures were
+measured at the commits that wrote them (4fc8525 for rule 50, d037851 ``--everywhere`` for
+rule 51 against rule 50); this script now sets the shipped rule against none.
 
 For each set and each labeller mode: the macro word-alignment F1 with the rule and without
 it, the 2026 pages' snippet F1, the pages whose output changes, and the pages of lost main
@@ -12,7 +15,6 @@ and page types); the other training sets in sample. The test sets only with ``--
         --dataset gt-train=googletrends-pages/train \\
         --dataset gt-test=googletrends-pages/test --out artifacts/peers
     PYTHONPATH=$PWD .venv/bin/python bench/table_figures.py [--test] [--sets modern2026]
-    PYTHONPATH=$PWD .venv/bin/python bench/table_figures.py --everywhere [--test]  # rule 51
 """
 
 from __future__ import annotations
@@ -66,19 +68,11 @@ def settings_by_page(mode: str, out_of_fold: bool) -> tuple[CleanerSettings, dic
     return base, {name: by_fold[k] for name, k in folds.items()}
 
 
-def anywhere(text: str, block: object) -> bool:
-    """Rule 51's candidate: a digit in a sentence without a letter, in any element."""
-    return any(c.isdigit() for c in text)
-
-
-def outputs(pages, settings, by_page, rule: bool, everywhere: bool = False) -> dict[str, str]:
-    """Every page's kept text, with rule 50 or without it (`decide.is_figure` never true);
-    with ``everywhere``, rule 50 as shipped (``rule`` false) or rule 51's candidate."""
+def outputs(pages, settings, by_page, rule: bool) -> dict[str, str]:
+    """Every page's kept text, with the rule or without it (`decide.is_figure` never true)."""
     shipped = decide.is_figure
-    if everywhere:
-        decide.is_figure = anywhere if rule else shipped
-    elif not rule:
-        decide.is_figure = lambda text, block: False
+    if not rule:
+        decide.is_figure = lambda text: False
     try:
         return {
             p.name: clean_document(
@@ -95,9 +89,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--test", action="store_true", help="the test sets, read once")
     parser.add_argument("--sets", help="only these sets, comma separated")
-    parser.add_argument(
-        "--everywhere", action="store_true", help="rule 51: rule 50 against it in every element"
-    )
     args = parser.parse_args()
     sets = TEST if args.test else TRAINING
     if args.sets:
@@ -111,8 +102,8 @@ def main() -> None:
         _, theirs = score_outputs(pages, trafilatura)
         for mode in MODES:
             settings, by_page = settings_by_page(mode, label == "modern2026")
-            off = outputs(pages, settings, by_page, rule=False, everywhere=args.everywhere)
-            on = outputs(pages, settings, by_page, rule=True, everywhere=args.everywhere)
+            off = outputs(pages, settings, by_page, rule=False)
+            on = outputs(pages, settings, by_page, rule=True)
             (s_off, p_off), (s_on, p_on) = score_outputs(pages, off), score_outputs(pages, on)
             snippets = f"{s_off.snippets.f1:.4f} / {s_on.snippets.f1:.4f}" if s_on.snippets else "-"
             changed = sum(off[n] != on[n] for n in on)

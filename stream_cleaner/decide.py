@@ -23,7 +23,7 @@ from .lm import normalize
 from .settings import MAX_SENTENCE_TOKENS_DEFAULT, MAX_WORD_CHARS_DEFAULT
 
 if TYPE_CHECKING:
-    from .document import Block, ScoredSentence
+    from .document import ScoredSentence
     from .settings import CleanerSettings
 
 
@@ -73,18 +73,15 @@ def has_words(text: str) -> bool:
     return _LETTER.search(text) is not None
 
 
-CELL_TAGS = frozenset({"td", "th"})
-"""The elements whose figures count as words in the labeller modes (`is_figure`)."""
-
 _DIGIT = re.compile(r"\d")
 
 
-def is_figure(text: str, block: Block) -> bool:
-    """Whether a sentence without a letter is a table's figure ("29", "9/11/16", ".333"): a
-    digit in a block whose element is a table cell (`CELL_TAGS`). In the labeller modes it is
-    not `DropReason.NO_WORDS` (rule 50 in bench/auto_training.py): a table the labeller keeps
-    keeps its figures."""
-    return block.tag in CELL_TAGS and _DIGIT.search(text) is not None
+def is_figure(text: str) -> bool:
+    """Whether a sentence without a letter is a figure ("29", "9/11/16", "$19.99", ".333"): it
+    holds a digit. In the labeller modes a figure is decided as its block, not as
+    `DropReason.NO_WORDS` (rules 50 and 51 in bench/auto_training.py): a table, a price or a
+    score the labeller keeps keeps its figures."""
+    return _DIGIT.search(text) is not None
 
 
 def too_long(text: str, *, max_sentence_tokens: int, max_word_chars: int) -> bool:
@@ -134,10 +131,10 @@ def decide_sentences(
     max_sentence_perplexity: float,
     max_sentence_tokens: int = MAX_SENTENCE_TOKENS_DEFAULT,
     max_word_chars: int = MAX_WORD_CHARS_DEFAULT,
-    figures: Collection[int] = (),
+    figures: bool = False,
 ) -> list[tuple[bool, str | None]]:
     """`decide_sentence` for a page's sentences at once (the same rules, fewer Python calls);
-    the positions in ``figures`` count as words (`is_figure`)."""
+    with ``figures``, a figure without a letter counts as words (`is_figure`)."""
     keep: tuple[bool, None] = (True, None)
     reasons = REGISTRY.columns().reasons
     no_words, long, too_high = ((False, reason) for reason in reasons[:3])
@@ -147,8 +144,8 @@ def decide_sentences(
     else:
         letter = _LETTER.search
         words = [letter(text) is not None for text in texts]
-    for i in figures:
-        words[i] = True
+    if figures:
+        words = [has or is_figure(text) for has, text in zip(words, texts, strict=True)]
     shortest = min(max_sentence_tokens, max_word_chars)
     limits = {"max_sentence_tokens": max_sentence_tokens, "max_word_chars": max_word_chars}
     return [
@@ -224,13 +221,13 @@ def decide_page(
     template: Collection[int] = frozenset(),
     sentence_reasons: Sequence[str | None] | None = None,
     block_reasons: Mapping[int, str] | None = None,
-    blocks: Sequence[Block] | None = None,
+    figures: bool = False,
 ) -> tuple[tuple[list[Any], ...], tuple[float, int, float, int], dict[str, int]]:
     """Every decision on a page's sentences, and the page's sums, from their scores.
 
     The rules are the registry's (`filters.REGISTRY`), in two levels, the later overriding:
-    each sentence's (`decide_sentences`: no words, unless the page's ``blocks`` are given and
-    it is a table's figure, `is_figure`; `too_long` with ``max_sentence_tokens``
+    each sentence's (`decide_sentences`: no words, unless ``figures`` (the labeller modes) and
+    it is a figure, `is_figure`; `too_long` with ``max_sentence_tokens``
     and ``max_word_chars``, then the perplexity limit; KenLM's perplexity is ``None``
     without tokens, and for the positions in ``unscored``, whose language has no model), then
     the added sentence filters' verdicts (``sentence_reasons``, `Registry.sentence_reasons`);
@@ -260,7 +257,7 @@ def decide_page(
             list(texts), list(block_of), log10_probs, n_tokens, n_oovs, unscored,
             float(max_sentence_perplexity), content, template,
             min(max_sentence_tokens, max_word_chars), is_long, REGISTRY.columns().reasons,
-            sentence_reasons, block_reasons, blocks, is_figure,
+            sentence_reasons, block_reasons, is_figure if figures else None,
         )  # fmt: skip
     if not len(block_of) == len(log10_probs) == len(n_tokens) == len(n_oovs) == len(texts):
         raise ValueError("one block index and one score per sentence")
@@ -271,11 +268,6 @@ def decide_page(
     ]
     for i in unscored:
         perplexities[i] = None
-    figures = (
-        [i for i, (t, b) in enumerate(zip(texts, block_of, strict=True)) if is_figure(t, blocks[b])]
-        if blocks is not None
-        else ()
-    )
     decisions = decide_sentences(
         texts, perplexities, max_sentence_perplexity=max_sentence_perplexity,
         max_sentence_tokens=max_sentence_tokens, max_word_chars=max_word_chars,

@@ -562,7 +562,7 @@ class _Run:
             content=content, template=self.template_blocks,
             sentence_reasons=REGISTRY.sentence_reasons(texts, settings),
             block_reasons=REGISTRY.block_reasons(blocks, settings),
-            blocks=blocks if content is not None else None,  # a kept table keeps its figures
+            figures=content is not None,  # a kept table, price or score keeps its figures
         )  # fmt: skip
         log10_probs, n_tokens, n_oovs, perplexities, keeps, reasons = columns
         self.sentences = make_sentences(

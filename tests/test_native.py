@@ -585,13 +585,7 @@ def test_native_decide_page_equals_the_reference(native, monkeypatch):
             "block_reasons": {b: rnd.choice(["toy_c", "toy_d"]) for b in rnd.sample(range(5), 2)}
             if rnd.random() < 0.3
             else None,
-            # the labeller modes' blocks: a table cell's figures count as words (rule 50)
-            "blocks": [
-                Block(b, "", rnd.choice(["td", "th", "p", "li"]), "", 0, 0.0, *[False] * 5)
-                for b in range(5)
-            ]
-            if rnd.random() < 0.5
-            else None,
+            "figures": rnd.random() < 0.5,  # the labeller modes: figures count as words
         }
         columns = lm.score_columns(scores)
         fast = decide.decide_page(texts, block_of, columns, **options)

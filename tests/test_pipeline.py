@@ -544,16 +544,18 @@ STATS = """<html><body><article><h1>The season in figures</h1>
 <tr><td>2</td><td>9/18/16</td><td>Washington</td><td>29</td></tr>
 <tr><td>3</td><td>9/25/16</td><td>Chicago</td><td>134.4</td></tr>
 <tr><td>--</td><td>-</td><td>Total</td><td>163.4</td></tr></table>
-<p>{prose}</p></article></body></html>""".format(
+<p>{prose}</p><div class="price">$19.99</div><p>{prose}</p></article></body></html>""".format(
     prose=" ".join(["The team played every week of the season, and its fans watched it."] * 6)
 )
 
 
 @pytest.mark.parametrize("mode", ["auto", "corpus", "article"])
-def test_a_table_cells_figures_are_decided_as_its_block_in_the_labeller_modes(mode):
-    # rule 50: a table cell is a block of its own, and its figures have no letter
+def test_figures_are_decided_as_their_block_in_the_labeller_modes(mode):
+    # rules 50 and 51: a table cell or a price is a block of its own, without a letter
     doc = clean_document(STATS, settings=CleanerSettings(mode=mode))
     by_text = {s.text: s for s in doc.sentences}
+    assert by_text["$19.99"].reason != DropReason.NO_WORDS
+    assert by_text["$19.99"].keep == (by_text["$19.99"].reason is None)
     for figure in ("9/11/16", "29", "134.4", "163.4"):
         assert by_text[figure].reason != DropReason.NO_WORDS, figure
         assert by_text[figure].keep == by_text["Chicago"].keep, figure
@@ -565,6 +567,6 @@ def test_a_table_cells_figures_are_decided_as_its_block_in_the_labeller_modes(mo
 
 def test_figures_have_no_words_in_perplexity_mode():
     doc = clean_document(STATS, settings=LOOSE)
-    figures = [s for s in doc.sentences if s.text in ("9/11/16", "29", "134.4")]
-    assert len(figures) == 3
+    figures = [s for s in doc.sentences if s.text in ("9/11/16", "29", "134.4", "$19.99")]
+    assert len(figures) == 4
     assert {(s.keep, s.reason) for s in figures} == {(False, DropReason.NO_WORDS)}

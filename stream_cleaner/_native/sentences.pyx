@@ -322,16 +322,15 @@ cdef extern from "math.h":
 
 def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list n_oovs,
                 unscored, double max_perplexity, content, template, Py_ssize_t shortest_long,
-                too_long, tuple reasons, sentence_reasons, block_reasons, blocks=None,
-                is_figure=None):
+                too_long, tuple reasons, sentence_reasons, block_reasons, is_figure=None):
     """`decide.decide_page` in one pass: the same columns, sums and counts (its Python code
     is the reference; tests compare both). ``too_long`` is `decide.too_long` with the
     settings' limits, asked of the sentences longer than ``shortest_long`` characters only.
     ``reasons`` is the registry's reason of each step of the pass (`filters.PASS_STEPS`:
     `filters.Registry.columns`); ``sentence_reasons`` (by sentence) and ``block_reasons`` (by
-    block index) the verdicts of the filters added to it, or None; ``blocks`` the page's
-    blocks when ``is_figure`` (`decide.is_figure`) may make a sentence without a letter count
-    as words, or None."""
+    block index) the verdicts of the filters added to it, or None; ``is_figure``
+    (`decide.is_figure`), asked of the sentences without a letter, in the labeller modes, or
+    None."""
     cdef Py_ssize_t n = len(texts), i
     cdef double lp, x, ppl_value, total_lp = 0.0, kept_lp = 0.0
     cdef long long tokens, total_n = 0, kept_n = 0
@@ -361,8 +360,8 @@ def decide_page(list texts, list block_of, list log10_probs, list n_tokens, list
             ppl = None
         perplexities.append(ppl)
         has = words[i]
-        if not has and blocks is not None:
-            has = is_figure(texts[i], blocks[block_of[i]])
+        if not has and is_figure is not None:
+            has = is_figure(texts[i])
         if not has:
             keep, reason = False, no_words
         elif len(<str> texts[i]) > shortest_long and too_long(texts[i]):
