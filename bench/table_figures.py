@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from stream_cleaner import decide
@@ -45,6 +46,8 @@ TRAINING = {
     "gt-train": ("googletrends-pages/train", "all", "gt-train"),
     "modern2026": ("modern2026", "all", "modern2026"),
 }
+Patch = Callable[[], Callable[[], None]]
+"""A variant: applied by calling it, undone by calling what it returns."""
 TEST = {
     "cleaneval-test": ("cleaneval/test", "all", "cleaneval-test"),
     "dragnet-test": ("dragnet", "test", "dragnet"),
@@ -68,11 +71,9 @@ def settings_by_page(mode: str, out_of_fold: bool) -> tuple[CleanerSettings, dic
     return base, {name: by_fold[k] for name, k in folds.items()}
 
 
-def outputs(pages, settings, by_page, rule: bool) -> dict[str, str]:
-    """Every page's kept text, with the rule or without it (`decide.is_figure` never true)."""
-    shipped = decide.is_figure
-    if not rule:
-        decide.is_figure = lambda text: False
+def outputs(pages, settings, by_page, patch: Patch) -> dict[str, str]:
+    """Every page's kept text with ``patch`` applied (it returns what undoes it)."""
+    undo = patch()
     try:
         return {
             p.name: clean_document(
@@ -82,7 +83,46 @@ def outputs(pages, settings, by_page, rule: bool) -> dict[str, str]:
             for p in pages
         }
     finally:
+        undo()
+
+
+def compare(sets: dict[str, tuple[str, str, str]], variants: dict[str, Patch]) -> None:
+    """For each set and labeller mode, each variant's macro word F1, the 2026 pages' snippet
+    F1, the pages whose output differs from the first variant's and the pages lost against
+    trafilatura: a markdown table on stdout."""
+    names = list(variants)
+    header = f"F1 {' / '.join(names)} | snippet F1 | pages changed | lost vs trafilatura"
+    print(f"| set | mode | {header} |")
+    print("|---|---|---:|---:|---:|---:|")
+    for label, (folder, split, peer) in sets.items():
+        pages = read_pages(DATA / folder, split=split)
+        trafilatura = read_outputs(PEERS / peer / "trafilatura", [p.name for p in pages])
+        _, theirs = score_outputs(pages, trafilatura)
+        for mode in MODES:
+            settings, by_page = settings_by_page(mode, label == "modern2026")
+            texts = [outputs(pages, settings, by_page, variants[n]) for n in names]
+            scored = [score_outputs(pages, t) for t in texts]
+            f1 = " / ".join(f"{summary.f1:.4f}" for summary, _ in scored)
+            snippets = " / ".join(f"{s.snippets.f1:.4f}" for s, _ in scored if s.snippets) or "-"
+            changed = " / ".join(str(sum(t[n] != texts[0][n] for n in t)) for t in texts[1:])
+            lost = [compare_lost(per_page, theirs).lost for _, per_page in scored]
+            moved = sorted(set().union(*lost) - set(lost[0]).intersection(*lost))
+            print(
+                f"| {label} | {mode} | {f1} | {snippets} | {changed} "
+                f"| {' / '.join(str(len(x)) for x in lost)} {moved or ''} |",
+                flush=True,
+            )
+
+
+def without_figures() -> Callable[[], None]:
+    """`decide.is_figure` never true: no figure counts as words."""
+    shipped = decide.is_figure
+    decide.is_figure = lambda text: False
+
+    def undo() -> None:
         decide.is_figure = shipped
+
+    return undo
 
 
 def main() -> None:
@@ -93,27 +133,7 @@ def main() -> None:
     sets = TEST if args.test else TRAINING
     if args.sets:
         sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
-    print("| set | mode | F1 without | F1 with | snippet F1 without / with | pages changed "
-          "| lost vs trafilatura without / with |")  # fmt: skip
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for label, (folder, split, peer) in sets.items():
-        pages = read_pages(DATA / folder, split=split)
-        trafilatura = read_outputs(PEERS / peer / "trafilatura", [p.name for p in pages])
-        _, theirs = score_outputs(pages, trafilatura)
-        for mode in MODES:
-            settings, by_page = settings_by_page(mode, label == "modern2026")
-            off = outputs(pages, settings, by_page, rule=False)
-            on = outputs(pages, settings, by_page, rule=True)
-            (s_off, p_off), (s_on, p_on) = score_outputs(pages, off), score_outputs(pages, on)
-            snippets = f"{s_off.snippets.f1:.4f} / {s_on.snippets.f1:.4f}" if s_on.snippets else "-"
-            changed = sum(off[n] != on[n] for n in on)
-            lost_off, lost_on = compare_lost(p_off, theirs), compare_lost(p_on, theirs)
-            print(
-                f"| {label} | {mode} | {s_off.f1:.4f} | {s_on.f1:.4f} | {snippets} | {changed} "
-                f"| {len(lost_off.lost)} / {len(lost_on.lost)} "
-                f"{sorted(set(lost_on.lost) ^ set(lost_off.lost)) or ''} |",
-                flush=True,
-            )
+    compare(sets, {"without": without_figures, "with": lambda: lambda: None})
 
 
 if __name__ == "__main__":
