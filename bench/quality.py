@@ -148,19 +148,11 @@ def variant_system(name: str, options: Sequence[str]) -> throughput.System:
     return throughput.build_stream_cleaner(name, CleanerSettings.from_env(environ))
 
 
-def out_of_fold_system(name: str, directory: Path) -> throughput.System:
-    """stream-cleaner in `auto` mode where each page that a fold labeller was trained without
-    is cleaned by that labeller (``bench/auto_training.py folds`` writes ``DIR/fold-K.json``
-    and ``DIR/folds.json``, page name -> fold): the figures of pages the shipped labeller
-    learnt from, out of fold. Other pages get the shipped labeller. Where ``bench/page_types.py
-    --folds DIR`` wrote ``DIR/page-types-fold-K.json``, the page's type (which `auto`'s rules
-    read) comes from that fold's page-type model too, else from the shipped one, which learnt
-    every 2026 page."""
-    from stream_cleaner import clean_document
-    from stream_cleaner.settings import CleanerSettings
-
+def settings_out_of_fold(directory: Path, base: Any) -> dict[str, Any]:
+    """Each page a fold labeller was trained without (``DIR/folds.json``) -> ``base`` (`auto`
+    settings) with that fold's labeller and, where ``bench/page_types.py --folds`` wrote it,
+    that fold's page-type model (see `out_of_fold_system`)."""
     folds = json.loads((directory / "folds.json").read_text())["pages"]
-    base = CleanerSettings.from_env().with_options(mode="auto")
 
     def page_types(k: int) -> str | None:
         path = directory / f"page-types-fold-{k}.json"
@@ -172,12 +164,28 @@ def out_of_fold_system(name: str, directory: Path) -> throughput.System:
         )
         for k in set(folds.values())
     }
+    return {name: by_fold[k] for name, k in folds.items()}
+
+
+def out_of_fold_system(name: str, directory: Path) -> throughput.System:
+    """stream-cleaner in `auto` mode where each page that a fold labeller was trained without
+    is cleaned by that labeller (``bench/auto_training.py folds`` writes ``DIR/fold-K.json``
+    and ``DIR/folds.json``, page name -> fold): the figures of pages the shipped labeller
+    learnt from, out of fold. Other pages get the shipped labeller. Where ``bench/page_types.py
+    --folds DIR`` wrote ``DIR/page-types-fold-K.json``, the page's type (which `auto`'s rules
+    read) comes from that fold's page-type model too, else from the shipped one, which learnt
+    every 2026 page."""
+    from stream_cleaner import clean_document
+    from stream_cleaner.settings import CleanerSettings
+
+    base = CleanerSettings.from_env().with_options(mode="auto")
+    by_page = settings_out_of_fold(directory, base)
     system = throughput.build_stream_cleaner(name, base)
 
     def run(raws: list[Any]) -> throughput.PassResult:
         texts, reasons, empty = [], Counter(), 0
         for raw in raws:
-            doc = clean_document(raw, settings=by_fold.get(folds.get(raw.id), base))
+            doc = clean_document(raw, settings=by_page.get(raw.id, base))
             if doc.error is not None:
                 reasons[doc.error] += 1
             empty += not doc.text

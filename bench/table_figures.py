@@ -20,9 +20,10 @@ and page types); the other training sets in sample. The test sets only with ``--
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
+
+from quality import settings_out_of_fold
 
 from stream_cleaner import decide
 from stream_cleaner.document import RawDocument
@@ -46,13 +47,14 @@ TRAINING = {
     "gt-train": ("googletrends-pages/train", "all", "gt-train"),
     "modern2026": ("modern2026", "all", "modern2026"),
 }
-Patch = Callable[[], Callable[[], None]]
-"""A variant: applied by calling it, undone by calling what it returns."""
 TEST = {
     "cleaneval-test": ("cleaneval/test", "all", "cleaneval-test"),
     "dragnet-test": ("dragnet", "test", "dragnet"),
     "gt-test": ("googletrends-pages/test", "all", "gt-test"),
 }
+
+Patch = Callable[[], Callable[[], None]]
+"""A variant: applied by calling it, undone by calling what it returns."""
 
 
 def settings_by_page(mode: str, out_of_fold: bool) -> tuple[CleanerSettings, dict[str, object]]:
@@ -60,15 +62,7 @@ def settings_by_page(mode: str, out_of_fold: bool) -> tuple[CleanerSettings, dic
     base = CleanerSettings().with_options(mode=mode)
     if not (out_of_fold and mode == "auto"):
         return base, {}
-    folds = json.loads((FOLDS / "folds.json").read_text())["pages"]
-    by_fold = {
-        k: base.with_options(
-            labeller_path=str(FOLDS / f"fold-{k}.json"),
-            page_type_model_path=str(FOLDS / f"page-types-fold-{k}.json"),
-        )
-        for k in set(folds.values())
-    }
-    return base, {name: by_fold[k] for name, k in folds.items()}
+    return base, settings_out_of_fold(FOLDS, base)
 
 
 def outputs(pages, settings, by_page, patch: Patch) -> dict[str, str]:
