@@ -59,7 +59,9 @@ read; rule 39). Then `drop_calls_to_action`: a kept block of at most
 up for our newsletter", "12 Comments"), heads a widget of other pages ("Related Articles",
 "You may also like") or discloses commissions is dropped (`CALL_TO_ACTION`; rule 45), and
 so is a short line of a shop's or a thread's interface ("Add to cart", "Free shipping",
-"Click to expand...", "Posts: 116"; `INTERFACE_LINE`, rule 46).
+"Click to expand...", "Posts: 116"; `INTERFACE_LINE`, rule 46). In every labeller mode,
+after all of these, `drop_dialogs`: no block of an element that is a modal dialog by its ARIA
+attributes (`parse.aria_dialog`) is content (rule 54).
 
 Words are counted as running text counts them (`page_structure.prose_words`): a block of
 Chinese, Japanese or Thai, which write no spaces between words, by its characters (rule 13).
@@ -71,7 +73,7 @@ import functools
 import math
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -661,6 +663,17 @@ def drop_repeats(content: Sequence[bool], blocks: Sequence[Block]) -> list[bool]
                 out[i] = False
             else:
                 seen.add(text)
+    return out
+
+
+def drop_dialogs(content: Sequence[bool], dialogs: Iterable[int]) -> list[bool]:
+    """The decision without the blocks of the page's modal dialogs (``dialogs``: their
+    indices, `parse.parse_blocks`'s ``dialogs``): a shop's policies, a cookie banner's
+    settings, a sign-in or a country picker that the page's script shows when a link opens
+    them (rule 54). After every other rule, the guard's among them: no rule keeps them."""
+    out = list(content)
+    for i in dialogs:
+        out[i] = False
     return out
 
 

@@ -55,6 +55,11 @@ BLOCK_TAGS = frozenset(
 # "coun\u00adcil" was no word the language model knew, and they went into the output.
 INVISIBLE = "\u00ad\u200b\u2060\ufeff"
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
+# `aria_dialog`'s white space (HTML's: no vertical tab) and roles
+_ASCII_SPACE = " \t\n\r\f"
+_DIALOG_ROLE = re.compile(
+    r"[ \t\n\r\f]*(?:alert)?dialog(?:[ \t\n\r\f]|$)", re.IGNORECASE | re.ASCII
+)
 # An inline style that hides its element (and what is in it): a browser shows none of it. On
 # Dragnet's training pages such text is mostly menus, pop-ups and alternative layouts; left
 # out, the word-alignment F1 rose from 0.941 to 0.943 (article) and 0.819 to 0.827 (corpus).
@@ -252,6 +257,7 @@ def parse_blocks(
     utf8: bytes | None = None,
     class_words: bool = True,
     max_blocks: int | None = None,
+    dialogs: list[int] | None = None,
 ) -> list[Block]:
     """Cut a page into text blocks in reading order.
 
@@ -270,6 +276,8 @@ def parse_blocks(
             them 0 and saves the matching, for a caller whose labeller does not read them.
         max_blocks: past this many blocks, parsing stops with `PageTooLarge` (memory grows
             with the blocks: a 16 MB page of two million paragraphs took 1.5 GB to parse).
+        dialogs: a list that receives the index of each returned block inside an element
+            that is a modal dialog by its ARIA attributes (`aria_dialog`), in order.
 
     Returns:
         The blocks with their text, tag path, depth, link density and container flags.
@@ -279,20 +287,23 @@ def parse_blocks(
         "max_blocks": max_blocks,
     }  # fmt: skip
     noscript: list[int] = []
-    blocks = _parse_blocks(html, scripting=True, noscript=noscript, **options)
+    found: list[int] | None = [] if dialogs is not None else None
+    blocks = _parse_blocks(html, scripting=True, noscript=noscript, dialogs=found, **options)
     # the raw markup inside the noscript elements bounds their text: only a page whose markup
     # could pass is parsed again, without scripts
     inside = sum(noscript)
-    if inside < NOSCRIPT_PAGE_MIN_CHARS:
-        return blocks
-    outside = sum(len(block.text) for block in blocks)
-    if inside < NOSCRIPT_PAGE_RATIO * outside:
-        return blocks
-    without_scripts = _parse_blocks(html, scripting=False, noscript=None, **options)
-    inside = sum(len(block.text) for block in without_scripts) - outside
-    if inside < NOSCRIPT_PAGE_MIN_CHARS or inside < NOSCRIPT_PAGE_RATIO * outside:
-        return blocks
-    return without_scripts
+    outside = sum(len(block.text) for block in blocks) if inside >= NOSCRIPT_PAGE_MIN_CHARS else 0
+    if inside >= NOSCRIPT_PAGE_MIN_CHARS and inside >= NOSCRIPT_PAGE_RATIO * outside:
+        found_without: list[int] | None = [] if dialogs is not None else None
+        without_scripts = _parse_blocks(
+            html, scripting=False, noscript=None, dialogs=found_without, **options
+        )
+        inside = sum(len(block.text) for block in without_scripts) - outside
+        if inside >= NOSCRIPT_PAGE_MIN_CHARS and inside >= NOSCRIPT_PAGE_RATIO * outside:
+            blocks, found = without_scripts, found_without
+    if dialogs is not None and found:
+        dialogs.extend(found)
+    return blocks
 
 
 def _parse_blocks(
@@ -300,6 +311,7 @@ def _parse_blocks(
     *,
     scripting: bool,
     noscript: list[int] | None,
+    dialogs: list[int] | None,
     parser: str,
     deadline: float | None,
     utf8: bytes | None,
@@ -308,7 +320,7 @@ def _parse_blocks(
 ) -> list[Block]:
     """`parse_blocks` as a browser with scripting on (``noscript`` then receives the length
     of each ``<noscript>``'s raw content the walk passes), or off, where the content of
-    noscript elements is markup and page text."""
+    noscript elements is markup and page text; ``dialogs`` as `parse_blocks` says."""
     limited = limit_nesting(html, scripting=scripting)
     # selectolax encodes a str to UTF-8 ("ignore": no surrogate survives), which is ``utf8``
     # exactly when ``html`` was decoded from it and nesting left it alone
@@ -338,7 +350,7 @@ def _parse_blocks(
                 document, Block, BLOCK_TAGS, skip_tags, HEADING_TAGS, LIST_TAGS, TABLE_TAGS,
                 FORM_TAGS, deadline, TimeBudgetExceeded,
                 CLASS_WORD_GROUPS if class_words else None, max_blocks or 0, too_many_blocks,
-                noscript,
+                noscript, dialogs,
             )  # fmt: skip
         root = document.root
     elif parser == "html5lib":
@@ -349,7 +361,7 @@ def _parse_blocks(
         return []
     return _walk(
         root, deadline, class_words=class_words, max_blocks=max_blocks, skip_tags=skip_tags,
-        noscript=noscript,
+        noscript=noscript, dialogs=dialogs,
     )  # fmt: skip
 
 
@@ -375,6 +387,20 @@ def hidden_element(tag: str, attributes: Mapping[str, str | None]) -> bool:
     if tag == "dialog" and "open" not in attributes:
         return True
     return hidden_by_style(attributes.get("style"))
+
+
+def aria_dialog(attributes: Mapping[str, str | None]) -> bool:
+    """Whether an element is a modal dialog by its ARIA attributes: its ``role``'s first
+    token is ``dialog`` or ``alertdialog``, or its ``aria-modal`` is ``true`` (ASCII, any
+    case). A shop's policies, a cookie banner's settings, a sign-in or country picker: the
+    page holds them for its script to show when a link opens them. Their blocks are parsed
+    (the labellers learnt pages with them) and never content in the labeller modes
+    (`parse_blocks`'s ``dialogs``; rules 53 and 54 in ``bench/auto_training.py``)."""
+    modal = attributes.get("aria-modal")
+    if modal is not None and modal.strip(_ASCII_SPACE).lower() == "true":
+        return True
+    role = attributes.get("role")
+    return role is not None and _DIALOG_ROLE.match(role) is not None
 
 
 def attribute_work(html: str) -> float:
@@ -774,6 +800,7 @@ def _walk(
     max_blocks: int | None = None,
     skip_tags: frozenset[str] = SKIP_TAGS,
     noscript: list[int] | None = None,
+    dialogs: list[int] | None = None,
 ) -> list[Block]:
     """Cut blocks out of a parsed page, depth first, without recursion.
 
@@ -791,6 +818,8 @@ def _walk(
 
     Elements of ``skip_tags`` are walked past; of those, a ``noscript``'s raw content (its first
     child's text, with scripting on) has its length appended to ``noscript`` when given.
+    ``dialogs``, when given, receives the index of each block whose tag path passes through
+    an element that is a dialog by its ARIA attributes (`aria_dialog`).
     """
     blocks: list[Block] = []
     stack: list[str] = [root.tag]
@@ -806,6 +835,7 @@ def _walk(
     lca = -1
     low = 0
     block_tag = ""
+    dialog = -1  # the position in ``stack`` of the outermost open ARIA dialog, or -1
 
     # tag path -> (path string, depth, in_link, in_heading, in_list, in_table, in_form): a
     # page repeats a few dozen paths over hundreds of blocks
@@ -842,6 +872,8 @@ def _walk(
                     comment_marks,
                 )
             )
+            if 0 <= dialog < lca and dialogs is not None:
+                dialogs.append(len(blocks) - 1)
         n_chars = link_chars = 0
         lca = -1
 
@@ -858,6 +890,8 @@ def _walk(
                 block_stack.pop()
             elif tag == "a":
                 link_depth -= 1
+            if dialog == len(stack):
+                dialog = -1
             if low > len(stack):  # noqa: PLR1730 - min() is a builtin call per node
                 low = len(stack)
             node = open_nodes.pop().next
@@ -901,6 +935,8 @@ def _walk(
                 block_stack.append(tag)
             elif tag == "a":
                 link_depth += 1
+            if dialogs is not None and dialog < 0 and aria_dialog(node.attributes):
+                dialog = len(stack)
             push(tag)
             found = element_groups(tag, node.attributes)
             groups.append(found)

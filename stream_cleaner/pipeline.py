@@ -48,6 +48,7 @@ from .guard import (
     GuardReason,
     drop_calls_to_action,
     drop_comments,
+    drop_dialogs,
     drop_repeats,
     guard_content,
     join_corpus,
@@ -321,6 +322,7 @@ class _Run:
         self.sites: SiteTemplates | None = None
         self.learn_site = True
         self.template_blocks: frozenset[int] = frozenset()
+        self.dialog_blocks: list[int] = []  # blocks in ARIA dialogs (`parse.aria_dialog`)
         self.site_evidence: PageEvidence | None = None
         self.labeller_path = settings.labeller_path  # the labeller that decides this page
         self.block_kinds: tuple[str, ...] = ()
@@ -388,6 +390,7 @@ class _Run:
                     utf8=utf8,
                     class_words=self.class_words,
                     max_blocks=settings.max_blocks,
+                    dialogs=self.dialog_blocks,
                 )
         except PageTooLarge as exc:
             raise _Failed(ErrorReason.TOO_LARGE, str(exc)) from None
@@ -536,6 +539,8 @@ class _Run:
         if mode == "auto":
             content = drop_repeats(keep_headings(content, blocks, rows), blocks)
             content = drop_calls_to_action(content, blocks, rows)
+        if self.dialog_blocks:
+            content = drop_dialogs(content, self.dialog_blocks)
         t = self._lap("label", t)  # the rules on the labeller's decision count as labelling
         check_deadline(self.deadline, "while labelling")
         return content, max_ppl, t

@@ -128,6 +128,35 @@ def test_native_walk_walks_react_streamed_segments_as_the_reference_does(native)
     assert fast[-4].tag_path == "html body div article h1"
 
 
+def test_native_walk_names_aria_dialogs_as_the_reference_does(native):
+    from selectolax.lexbor import LexborHTMLParser
+
+    from .test_parse import DIALOG_ATTRIBUTES, DIALOG_PAGE
+
+    pages = [DIALOG_PAGE, TRICKY_PAGE]
+    for role, modal, _ in DIALOG_ATTRIBUTES:
+        attributes = "".join(
+            f' {name}="{value}"' for name, value in (("role", role), ("aria-modal", modal))
+            if value is not None
+        )  # fmt: skip
+        pages.append(f"<p>before</p><div{attributes}><p>inside</p>text</div><p>after</p>")
+    for html in pages:
+        found: dict[str, list[int]] = {"reference": [], "native": []}
+        reference = parse._walk(LexborHTMLParser(html).root, None, dialogs=found["reference"])
+        fast = native_module("lexbor_walk").walk_blocks(
+            LexborHTMLParser(html), Block, parse.BLOCK_TAGS, parse.SKIP_TAGS,
+            parse.HEADING_TAGS, parse.LIST_TAGS, parse.TABLE_TAGS, parse.FORM_TAGS, None,
+            parse.TimeBudgetExceeded, parse.CLASS_WORD_GROUPS, 0, None, None, found["native"],
+        )  # fmt: skip
+        assert fast == reference, html
+        assert found["native"] == found["reference"], html
+    assert found["native"] == []  # the tricky page has none
+    for (_, _, dialog), html in zip(DIALOG_ATTRIBUTES, pages[2:], strict=True):
+        found_here: list[int] = []
+        parse.parse_blocks(html, dialogs=found_here)
+        assert found_here == ([1, 2] if dialog else []), html
+
+
 def test_native_walk_equals_the_reference_on_tricky_markup_and_samples(native):
     pages = [TRICKY_PAGE, "", "<p>only", "text without tags", "<div>" * 3000 + "deep"]
     pages += [decode_body(path.read_bytes()).text for path in sorted(SAMPLES.glob("*.html"))]

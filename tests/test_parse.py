@@ -14,6 +14,7 @@ from stream_cleaner.parse import (
     TimeBudgetExceeded,
     _attribute_work,
     _markup_work,
+    aria_dialog,
     attribute_work,
     class_groups,
     extract_text,
@@ -276,6 +277,57 @@ def test_react_streamed_segments_are_walked_though_hidden(parser):
 )
 def test_hidden_element_spares_react_segments_only(tag, attributes, hidden):
     assert hidden_element(tag, attributes) is hidden
+
+
+# (role, aria-modal) -> whether the element is a modal dialog by its ARIA attributes (rule 54)
+DIALOG_ATTRIBUTES = [
+    ("dialog", None, True),
+    ("Dialog", None, True),
+    (" alertdialog\n", None, True),
+    ("dialog navigation", None, True),  # the first token is the role
+    ("navigation dialog", None, False),
+    ("dialogue", None, False),
+    ("alert", None, False),
+    ("alertdialogs", None, False),
+    ("\vdialog", None, False),  # not HTML white space
+    ("", None, False),
+    (None, "true", True),
+    (None, " TRUE ", True),
+    (None, "false", False),
+    (None, "", False),
+    (None, "truee", False),
+    ("main", "false", False),
+]
+
+
+@pytest.mark.parametrize(("role", "modal", "dialog"), DIALOG_ATTRIBUTES)
+def test_aria_dialog_reads_the_role_and_aria_modal(role, modal, dialog):
+    attributes = {k: v for k, v in (("role", role), ("aria-modal", modal)) if v is not None}
+    assert aria_dialog(attributes) is dialog
+    assert not hidden_element("div", attributes)  # walked: the labellers learnt them
+
+
+DIALOG_PAGE = (
+    "<main><p>Everyday sneakers.</p></main><footer><a href=#p>Privacy policy</a>"
+    '<div id=p role="dialog" aria-modal="true"><h2>Privacy</h2><p>We collect your data.</p>'
+    '<div role="dialog"><p>Nested</p></div></div><p>Between</p>'
+    '<div role="region"><p>Newsletter</p></div><section aria-modal=TRUE>Sign <b>in</b>'
+    '</section><span role="alertdialog">Cookies</span> and a tail</footer>'
+)
+
+
+@pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
+def test_the_blocks_of_aria_dialogs_are_parsed_and_named(parser):
+    """A footer's privacy policy in a modal dialog: a browser shows it when its link is
+    clicked. Its blocks are parsed and named; a block that only starts in one is not."""
+    dialogs: list[int] = []
+    blocks = parse_blocks(DIALOG_PAGE, parser=parser, dialogs=dialogs)
+    assert [b.text for b in blocks] == [
+        "Everyday sneakers.", "Privacy policy", "Privacy", "We collect your data.", "Nested",
+        "Between", "Newsletter", "Sign in", "Cookies and a tail",
+    ]  # fmt: skip
+    assert dialogs == [2, 3, 4, 7]
+    assert parse_blocks(DIALOG_PAGE, parser=parser) == blocks
 
 
 def test_backends_agree_on_the_bundled_samples():

@@ -15,6 +15,7 @@ from stream_cleaner import (
     clean_document,
     clean_documents,
     parse_blocks,
+    pipeline,
 )
 from stream_cleaner.decode import decode_body
 from stream_cleaner.io import iter_documents
@@ -570,3 +571,30 @@ def test_figures_have_no_words_in_perplexity_mode():
     figures = [s for s in doc.sentences if s.text in ("9/11/16", "29", "134.4", "$19.99")]
     assert len(figures) == 4
     assert {(s.keep, s.reason) for s in figures} == {(False, DropReason.NO_WORDS)}
+
+
+POLICY = """<html><body><main><article><h1>Everyday sneakers</h1>
+<p>{prose}</p><p>{prose}</p>
+<div id="modal-privacy-policy" role="dialog" aria-modal="true"><h2>Privacy policy</h2>
+<p>{policy}</p><p>{policy}</p></div><p>{prose}</p></article></main></body></html>""".format(
+    prose=" ".join(["Our wool sneakers are soft, light and made to be worn every day."] * 5),
+    policy=" ".join(["We collect the personal information you give us when you order."] * 5),
+)
+
+
+@pytest.mark.parametrize("mode", ["auto", "corpus", "article"])
+def test_the_blocks_of_aria_dialogs_are_never_content_in_the_labeller_modes(mode, monkeypatch):
+    # rule 54: a modal dialog (here a shop's privacy policy) is shown when a link opens it
+    doc = clean_document(POLICY, settings=CleanerSettings(mode=mode))
+    assert "Our wool sneakers" in doc.text
+    assert "personal information" not in doc.text and "Privacy policy" not in doc.text
+    policy = [s for s in doc.sentences if "personal information" in s.text]
+    assert policy and {s.reason for s in policy} == {DropReason.BOILERPLATE}
+    monkeypatch.setattr(pipeline, "drop_dialogs", lambda content, dialogs: list(content))
+    without = clean_document(POLICY, settings=CleanerSettings(mode=mode))
+    assert "personal information" in without.text  # the labeller alone keeps it
+
+
+def test_the_blocks_of_aria_dialogs_are_scored_as_any_in_perplexity_mode():
+    doc = clean_document(POLICY, settings=LOOSE)
+    assert "personal information" in doc.text

@@ -113,10 +113,60 @@ cdef bint _react_segment_id(_LexborString *value) noexcept nogil:
     return True
 
 
-cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
-    """Whether a browser would show none of an element (`parse.hidden_element`): its inline
-    style hides it, it has the ``hidden`` attribute (unless it is a React segment), or it is
-    a ``dialog`` that is not open."""
+cdef bint _dialog_role(_LexborString *value) noexcept nogil:
+    """Whether a ``role``'s first token is ``dialog`` or ``alertdialog`` (ASCII, any case):
+    `parse._DIALOG_ROLE`."""
+    cdef const char *want = "alertdialog"
+    cdef size_t at = 0, n, i
+    if value == NULL:
+        return False
+    n = value.length
+    while at < n and _html_space(value.data[at]):
+        at += 1
+    if n - at >= 11 and (value.data[at] | 32) == 97:  # 'a'
+        for i in range(5):
+            if (value.data[at + i] | 32) != <lxb_char_t> want[i]:
+                return False
+        at += 5
+    if n - at < 6:
+        return False
+    for i in range(6):
+        if (value.data[at + i] | 32) != <lxb_char_t> want[5 + i]:
+            return False
+    at += 6
+    return at == n or _html_space(value.data[at])
+
+
+cdef bint _is_true(_LexborString *value) noexcept nogil:
+    """Whether an attribute's value is ``true`` between HTML white space (ASCII, any case)."""
+    cdef const char *want = "true"
+    cdef size_t start = 0, end, i
+    if value == NULL:
+        return False
+    end = value.length
+    while start < end and _html_space(value.data[start]):
+        start += 1
+    while end > start and _html_space(value.data[end - 1]):
+        end -= 1
+    if end - start != 4:
+        return False
+    for i in range(4):
+        if (value.data[start + i] | 32) != <lxb_char_t> want[i]:
+            return False
+    return True
+
+
+cdef enum:
+    _HIDDEN = 1  # `parse.hidden_element`
+    _ARIA_DIALOG = 2  # `parse.aria_dialog`
+
+
+cdef int _visibility(lxb_dom_node_t *node, bint aria) noexcept nogil:
+    """`_HIDDEN` if a browser would show none of an element (`parse.hidden_element`): its
+    inline style hides it, it has the ``hidden`` attribute (unless it is a React segment), or
+    it is a ``dialog`` that is not open. Else, with ``aria``, `_ARIA_DIALOG` if it is a modal
+    dialog by its ARIA attributes (`parse.aria_dialog`); else 0. One pass over its
+    attributes."""
     cdef _Attr *attr = (<_Element *> node).first_attr
     cdef const lxb_char_t *s
     cdef size_t n, at
@@ -124,6 +174,7 @@ cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
     cdef bint is_open = False
     cdef bint hidden = False
     cdef bint segment = False
+    cdef bint aria_dialog = False
     while attr != NULL:
         if attr.node.local_name == LXB_DOM_ATTR_STYLE:
             if attr.value != NULL:
@@ -131,9 +182,9 @@ cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
                 n = attr.value.length
                 for at in range(n):
                     if (s[at] | 32) == 100 and _declares(s, n, at, "display", "none"):  # 'd'
-                        return True
+                        return _HIDDEN
                     if (s[at] | 32) == 118 and _declares(s, n, at, "visibility", "hidden"):
-                        return True
+                        return _HIDDEN
         elif attr.node.local_name == LXB_DOM_ATTR_ID:
             segment = _react_segment_id(attr.value)
         elif attr.node.local_name > LXB_DOM_ATTR__LAST_ENTRY:
@@ -141,8 +192,15 @@ cdef bint _hidden(lxb_dom_node_t *node) noexcept nogil:
                 hidden = True
             if dialog and sc_attr_is(attr.node.local_name, "open", 4):
                 is_open = True
+            if aria and not aria_dialog:
+                if sc_attr_is(attr.node.local_name, "role", 4):
+                    aria_dialog = _dialog_role(attr.value)
+                elif sc_attr_is(attr.node.local_name, "aria-modal", 10):
+                    aria_dialog = _is_true(attr.value)
         attr = attr.next
-    return (hidden and not segment) or (dialog and not is_open)
+    if (hidden and not segment) or (dialog and not is_open):
+        return _HIDDEN
+    return _ARIA_DIALOG if aria_dialog else 0
 
 
 cdef inline lxb_char_t _lower(lxb_char_t c) noexcept nogil:
@@ -546,6 +604,8 @@ cdef class _Walk:
     cdef dict path_info
     cdef tuple heading_tags, list_tags, table_tags, form_tags  # frozensets, in a tuple
     cdef list columns  # the Block fields, one list each
+    cdef list dialogs  # receives the blocks in ARIA dialogs (`parse._walk`'s), or None
+    cdef Py_ssize_t dialog  # the outermost open ARIA dialog's place in open_nodes, or -1
 
     def __cinit__(self):
         self.open_nodes = NULL
@@ -674,6 +734,8 @@ cdef class _Walk:
                 (<list> columns[4 + i]).append((<tuple> info)[i])
             (<list> columns[11]).append(_class_code(self.path_groups, lca))
             (<list> columns[12]).append(self.comment_marks)
+            if 0 <= self.dialog < lca and self.dialogs is not None:
+                self.dialogs.append(len(<list> columns[0]) - 1)
         self.words.at = 0
         self.words.in_word = False
         self.has_text = False
@@ -684,7 +746,8 @@ cdef class _Walk:
 
 def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_tags, list_tags,
                 table_tags, form_tags, deadline, timeout_error, class_word_groups,
-                Py_ssize_t max_blocks=0, too_many_error=None, list noscript=None):
+                Py_ssize_t max_blocks=0, too_many_error=None, list noscript=None,
+                list dialogs=None):
     """The blocks of a parsed page, exactly as `parse._walk` cuts them.
 
     The text nodes' UTF-8 is decoded and white-space collapsed straight into the block's text
@@ -706,6 +769,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
             exception; `parse.too_many_blocks`) is raised.
         noscript: a list that receives the length (in characters) of the raw content of each
             skipped ``noscript`` the walk passes, as `parse._walk` counts it; or None.
+        dialogs: a list that receives the index of each block in an ARIA dialog, as
+            `parse._walk`'s ``dialogs``; or None.
     """
     cdef _Walk walk = _Walk()
     cdef tuple path_sets = (
@@ -723,7 +788,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     cdef int kind
     cdef uintptr_t tag_id
     cdef lexbor_str_t *chars
-    cdef bint node_has_text
+    cdef bint node_has_text, aria
+    cdef int seen
     cdef str data
 
     walk.tags = tags
@@ -733,6 +799,9 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     walk.table_tags = (path_sets[2],)
     walk.form_tags = (path_sets[3],)
     walk.columns = [[] for _ in range(13)]
+    walk.dialogs = dialogs
+    walk.dialog = -1
+    aria = dialogs is not None
     walk.lca = -1
     walk.comment_marks = 0
     walk.block_tag = ""
@@ -761,6 +830,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                 walk.n_block_stack -= 1
             elif kind & IS_LINK:
                 link_depth -= 1
+            if walk.dialog == walk.n_open - 1:
+                walk.dialog = -1
             if low > walk.n_open - 1:
                 low = walk.n_open - 1
             walk.n_open -= 1
@@ -799,7 +870,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
         elif node.type == LXB_DOM_NODE_TYPE_ELEMENT:
             tag_id = node.local_name
             kind = tags.kind(tag_id)
-            if not kind & IS_SKIP and not _hidden(node):
+            seen = _HIDDEN if kind & IS_SKIP else _visibility(node, aria)
+            if not seen & _HIDDEN:
                 count += 1
                 if not count & 1023:
                     if deadline is not None and thread_time() > deadline:
@@ -815,6 +887,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
                     link_depth += 1
                 if walk.n_open == walk.capacity:
                     walk.grow()
+                if seen & _ARIA_DIALOG and walk.dialog < 0:
+                    walk.dialog = walk.n_open
                 walk.open_nodes[walk.n_open] = node
                 walk.open_ids[walk.n_open] = tag_id
                 walk.open_kinds[walk.n_open] = kind
