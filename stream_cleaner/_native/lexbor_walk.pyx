@@ -91,14 +91,7 @@ cdef bint _declares(const lxb_char_t *s, size_t n, size_t at, const char *name, 
 
 cdef bint _until_found(_LexborString *value) noexcept nogil:
     """Whether a ``hidden`` attribute's value is ``until-found`` (ASCII, any case)."""
-    cdef const char *want = "until-found"
-    cdef size_t i
-    if value == NULL or value.length != 11:
-        return False
-    for i in range(11):
-        if (value.data[i] | 32) != <lxb_char_t> want[i]:  # '-' | 32 is '-'
-            return False
-    return True
+    return value != NULL and value.length == 11 and _ascii_is(value.data, "until-found", 11)
 
 
 cdef bint _react_segment_id(_LexborString *value) noexcept nogil:
@@ -113,47 +106,47 @@ cdef bint _react_segment_id(_LexborString *value) noexcept nogil:
     return True
 
 
+cdef inline bint _ascii_is(const lxb_char_t *s, const char *word, size_t n) noexcept nogil:
+    """Whether ``s[:n]`` is ``word`` (lower-case ASCII letters and ``-``), in any case."""
+    cdef size_t i
+    for i in range(n):
+        if (s[i] | 32) != <lxb_char_t> word[i]:  # '-' | 32 is '-'
+            return False
+    return True
+
+
+cdef bint _strip(_LexborString *value, size_t *start, size_t *end) noexcept nogil:
+    """A value's bounds without the HTML white space around it; False for no value."""
+    if value == NULL:
+        return False
+    start[0], end[0] = 0, value.length
+    while start[0] < end[0] and _html_space(value.data[start[0]]):
+        start[0] += 1
+    while end[0] > start[0] and _html_space(value.data[end[0] - 1]):
+        end[0] -= 1
+    return True
+
+
 cdef bint _dialog_role(_LexborString *value) noexcept nogil:
     """Whether a ``role``'s first token is ``dialog`` or ``alertdialog`` (ASCII, any case):
     `parse._DIALOG_ROLE`."""
-    cdef const char *want = "alertdialog"
-    cdef size_t at = 0, n, i
-    if value == NULL:
+    cdef size_t at, end
+    if not _strip(value, &at, &end):
         return False
-    n = value.length
-    while at < n and _html_space(value.data[at]):
-        at += 1
-    if n - at >= 11 and (value.data[at] | 32) == 97:  # 'a'
-        for i in range(5):
-            if (value.data[at + i] | 32) != <lxb_char_t> want[i]:
-                return False
+    if end - at >= 11 and _ascii_is(value.data + at, "alert", 5):
         at += 5
-    if n - at < 6:
+    if end - at < 6 or not _ascii_is(value.data + at, "dialog", 6):
         return False
-    for i in range(6):
-        if (value.data[at + i] | 32) != <lxb_char_t> want[5 + i]:
-            return False
-    at += 6
-    return at == n or _html_space(value.data[at])
+    return at + 6 == end or _html_space(value.data[at + 6])
 
 
 cdef bint _is_true(_LexborString *value) noexcept nogil:
     """Whether an attribute's value is ``true`` between HTML white space (ASCII, any case)."""
-    cdef const char *want = "true"
-    cdef size_t start = 0, end, i
-    if value == NULL:
-        return False
-    end = value.length
-    while start < end and _html_space(value.data[start]):
-        start += 1
-    while end > start and _html_space(value.data[end - 1]):
-        end -= 1
-    if end - start != 4:
-        return False
-    for i in range(4):
-        if (value.data[start + i] | 32) != <lxb_char_t> want[i]:
-            return False
-    return True
+    cdef size_t start, end
+    return (
+        _strip(value, &start, &end) and end - start == 4
+        and _ascii_is(value.data + start, "true", 4)
+    )
 
 
 cdef enum:
