@@ -55,10 +55,11 @@ BLOCK_TAGS = frozenset(
 # "coun\u00adcil" was no word the language model knew, and they went into the output.
 INVISIBLE = "\u00ad\u200b\u2060\ufeff"
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
-# `aria_dialog`'s white space (HTML's: no vertical tab) and roles
-_ASCII_SPACE = " \t\n\r\f"
+# the HTML standard's white space (ASCII's but the vertical tab)
+HTML_WHITE_SPACE = " \t\n\f\r"
+# a ``role`` whose first token is a dialog's (`aria_dialog`)
 _DIALOG_ROLE = re.compile(
-    r"[ \t\n\r\f]*(?:alert)?dialog(?:[ \t\n\r\f]|$)", re.IGNORECASE | re.ASCII
+    f"[{HTML_WHITE_SPACE}]*(?:alert)?dialog(?:[{HTML_WHITE_SPACE}]|$)", re.IGNORECASE | re.ASCII
 )
 # An inline style that hides its element (and what is in it): a browser shows none of it. On
 # Dragnet's training pages such text is mostly menus, pop-ups and alternative layouts; left
@@ -193,7 +194,7 @@ MAX_ATTRIBUTE_WORK = 5e7
 # take time quadratic in them (160,000 distinct attribute names in 2.7 MB: 5.9 s; as many
 # custom tags 3.4 s). The benchmark pages here have at most about 200.
 MAX_NAMES = 20_000
-_HTML_SPACE = frozenset(" \t\n\f\r")
+_HTML_SPACE = frozenset(HTML_WHITE_SPACE)
 _HTML_SPACE_OR_SLASH = _HTML_SPACE | {"/"}
 _LONG_TAG = 256
 _LONG_TAG_START = re.compile(r"<[A-Za-z]")
@@ -287,23 +288,24 @@ def parse_blocks(
         "max_blocks": max_blocks,
     }  # fmt: skip
     noscript: list[int] = []
-    found: list[int] | None = [] if dialogs is not None else None
-    blocks = _parse_blocks(html, scripting=True, noscript=noscript, dialogs=found, **options)
+    named = len(dialogs) if dialogs is not None else 0
+    blocks = _parse_blocks(html, scripting=True, noscript=noscript, dialogs=dialogs, **options)
     # the raw markup inside the noscript elements bounds their text: only a page whose markup
     # could pass is parsed again, without scripts
     inside = sum(noscript)
-    outside = sum(len(block.text) for block in blocks) if inside >= NOSCRIPT_PAGE_MIN_CHARS else 0
-    if inside >= NOSCRIPT_PAGE_MIN_CHARS and inside >= NOSCRIPT_PAGE_RATIO * outside:
-        found_without: list[int] | None = [] if dialogs is not None else None
-        without_scripts = _parse_blocks(
-            html, scripting=False, noscript=None, dialogs=found_without, **options
-        )
-        inside = sum(len(block.text) for block in without_scripts) - outside
-        if inside >= NOSCRIPT_PAGE_MIN_CHARS and inside >= NOSCRIPT_PAGE_RATIO * outside:
-            blocks, found = without_scripts, found_without
-    if dialogs is not None and found:
-        dialogs.extend(found)
-    return blocks
+    if inside < NOSCRIPT_PAGE_MIN_CHARS:
+        return blocks
+    outside = sum(len(block.text) for block in blocks)
+    if inside < NOSCRIPT_PAGE_RATIO * outside:
+        return blocks
+    again: list[int] | None = [] if dialogs is not None else None
+    without_scripts = _parse_blocks(html, scripting=False, noscript=None, dialogs=again, **options)
+    inside = sum(len(block.text) for block in without_scripts) - outside
+    if inside < NOSCRIPT_PAGE_MIN_CHARS or inside < NOSCRIPT_PAGE_RATIO * outside:
+        return blocks
+    if dialogs is not None and again is not None:  # the blocks returned are these
+        dialogs[named:] = again
+    return without_scripts
 
 
 def _parse_blocks(
@@ -397,7 +399,7 @@ def aria_dialog(attributes: Mapping[str, str | None]) -> bool:
     (the labellers learnt pages with them) and never content in the labeller modes
     (`parse_blocks`'s ``dialogs``; rules 53 and 54 in ``bench/auto_training.py``)."""
     modal = attributes.get("aria-modal")
-    if modal is not None and modal.strip(_ASCII_SPACE).lower() == "true":
+    if modal is not None and modal.strip(HTML_WHITE_SPACE).lower() == "true":
         return True
     role = attributes.get("role")
     return role is not None and _DIALOG_ROLE.match(role) is not None

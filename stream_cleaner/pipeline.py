@@ -390,7 +390,8 @@ class _Run:
                     utf8=utf8,
                     class_words=self.class_words,
                     max_blocks=settings.max_blocks,
-                    dialogs=self.dialog_blocks,
+                    # only the labeller modes drop them (`_label`)
+                    dialogs=self.dialog_blocks if settings.mode != "perplexity" else None,
                 )
         except PageTooLarge as exc:
             raise _Failed(ErrorReason.TOO_LARGE, str(exc)) from None

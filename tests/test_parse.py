@@ -601,3 +601,22 @@ def test_deep_markup_with_an_unclosed_tag_is_flattened_in_linear_time():
         html = "<html><body>" + "<div>" * 9000 + "<p>Deep text.</p>" + tail
         assert "Deep text." in limit_nesting(html)
     assert time.monotonic() - started < 1  # 45 s and 15 s before
+
+
+def test_a_page_parsed_again_without_scripts_names_the_dialogs_of_that_parse():
+    """A thread served whole inside <noscript> is parsed as a client without scripts shows
+    it; the dialogs named are that parse's (after what the list held already)."""
+    post = "A post of the thread, long enough to be most of the page's text. " * 5
+    html = (
+        '<div role="dialog"><p>Script dialog</p></div><noscript><p>'
+        + post
+        + '</p><div aria-modal="true"><p>Sign in</p></div></noscript>'
+    )
+    dialogs = [99]
+    blocks = parse_blocks(html, dialogs=dialogs)
+    assert [b.text for b in blocks] == ["Script dialog", post.strip(), "Sign in"]
+    assert dialogs == [99, 0, 2]
+    scripted: list[int] = []
+    parse_blocks('<div role="dialog"><p>Script dialog</p></div><noscript>x</noscript>',
+                 dialogs=scripted)  # fmt: skip
+    assert scripted == [0]
