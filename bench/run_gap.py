@@ -1,9 +1,10 @@
-"""Rule 52 (bench/auto_training.py): the content-loss guard's run of prose with 2 (shipped),
-4 or 8 other blocks allowed between two of its blocks (`guard.MAX_RUN_GAP`), each in one
-process, on the training sets (the 2026 pages in `auto` out of fold) or, with ``--test``, the
-test sets; the columns of `table_figures.compare`.
+"""Rules 52 and 55 (bench/auto_training.py): the content-loss guard's run of prose with 2
+(shipped), 4 or 8 other blocks allowed between two of its blocks (`guard.MAX_RUN_GAP`); with
+``--code`` (rule 55), blocks of code counted among them or not (`guard.GAP_FREE_COLUMNS`).
+Each variant in one process, on the training sets (the 2026 pages in `auto` out of fold) or,
+with ``--test``, the test sets; the columns of `table_figures.compare`.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] [--gaps 2,4,8]
+    PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] [--gaps 2,4,8 | --code]
 """
 
 from __future__ import annotations
@@ -16,17 +17,13 @@ from table_figures import TEST, TRAINING, Patch, compare
 from stream_cleaner import guard
 
 
-def gap(blocks: int) -> Patch:
-    """The variant whose run of prose allows ``blocks`` blocks between two of its blocks."""
+def guard_setting(name: str, value: object) -> Patch:
+    """The variant with `guard`'s ``name`` set to ``value``."""
 
     def apply() -> Callable[[], None]:
-        shipped = guard.MAX_RUN_GAP
-        guard.MAX_RUN_GAP = blocks
-
-        def undo() -> None:
-            guard.MAX_RUN_GAP = shipped
-
-        return undo
+        shipped = getattr(guard, name)
+        setattr(guard, name, value)
+        return lambda: setattr(guard, name, shipped)
 
     return apply
 
@@ -35,8 +32,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--test", action="store_true", help="the test sets, read once")
     parser.add_argument("--gaps", default="2,4,8", help="the gaps, the shipped one first")
+    parser.add_argument("--code", action="store_true", help="rule 55: code counted or not")
     args = parser.parse_args()
-    compare(TEST if args.test else TRAINING, {g: gap(int(g)) for g in args.gaps.split(",")})
+    sets = TEST if args.test else TRAINING
+    if args.code:
+        code = ("path_pre", "path_code")
+        compare(sets, {"counted": guard_setting("GAP_FREE_COLUMNS", ()),
+                       "not": guard_setting("GAP_FREE_COLUMNS", code)})  # fmt: skip
+    else:
+        compare(sets, {g: guard_setting("MAX_RUN_GAP", int(g)) for g in args.gaps.split(",")})
 
 
 if __name__ == "__main__":

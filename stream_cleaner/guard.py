@@ -7,9 +7,10 @@ page then comes out with a title and a date, or empty, and a corpus loses it wit
 The guard measures the page's running text on its own, without the labeller: the longest run
 of prose blocks in reading order (blocks of `MIN_RUN_BLOCK_WORDS` words or more that end a
 sentence and sit mostly outside links, with at most `MAX_RUN_GAP` other blocks between two of
-them), leaving out blocks in a part of the page its markup names for something else (readers'
-comments, navigation, a sidebar, a footer, an overlay such as a cookie banner: by an element
-`nav`, `aside` or `footer`, or by the class and id words of `parse.CLASS_WORD_GROUPS`) and
+them, blocks of code not counted: `GAP_FREE_COLUMNS`), leaving out blocks in a part of the
+page its markup names for something else (readers' comments, navigation, a sidebar, a footer,
+an overlay such as a cookie banner: by an element `nav`, `aside` or `footer`, or by the class
+and id words of `parse.CLASS_WORD_GROUPS`) and
 legal notices. Such parts are not the main content and are often a page's longest run of prose
 (a thread of comments, a sidebar of post teasers, a licence or consent text). A name other
 than a comment's counts only below the page's main element, where the labeller knows it
@@ -70,6 +71,7 @@ Chinese, Japanese or Thai, which write no spaces between words, by its character
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import operator
 import re
@@ -95,6 +97,10 @@ from .parse import CLASS_GROUP_NAMES
 MIN_RUN_BLOCK_WORDS = 10
 MAX_RUN_LINK_DENSITY = 0.3
 MAX_RUN_GAP = 2
+# Blocks not counted among those between two blocks of a run: blocks of code (the labeller's
+# ``path_*`` columns), which documentation puts between its paragraphs (a sample, a
+# signature, a term). Rule 55 (`bench/run_gap.py --code`). Empty: every block counts.
+GAP_FREE_COLUMNS: tuple[str, ...] = ("path_pre", "path_code")
 # When the guard steps in: chosen by `bench/auto_training.py guard` on the auto labeller's
 # out-of-fold decisions over its 1,536 training pages: the fewest pages of lost main content,
 # then the best mean F1 (docs/labeller.md); what is left out of a run, and keeping the main
@@ -431,16 +437,21 @@ def levels_around_main(features: np.ndarray, main_in: np.ndarray) -> np.ndarray 
     return depth - np.minimum(np.minimum(shared, top), depth)
 
 
-def prose_run(prose: Sequence[int], words: Sequence[float]) -> tuple[list[int], float]:
+def prose_run(
+    prose: Sequence[int], words: Sequence[float], counted: Sequence[bool] | None = None
+) -> tuple[list[int], float]:
     """The blocks of the page's longest run of prose and its words, from the page's ``prose``
-    blocks (their indexes, in reading order: see the module)."""
+    blocks (their indexes, in reading order: see the module); ``counted``: per block, whether
+    it counts among the blocks between two of the run's (``None``: every block does)."""
+    before = None if counted is None else list(itertools.accumulate(map(bool, counted), initial=0))
     best: list[int] = []
     best_words = 0.0
     run: list[int] = []
     run_words = 0.0
     last = -MAX_RUN_GAP - 2
     for i in prose:
-        if i - last - 1 > MAX_RUN_GAP:
+        between = i - last - 1 if before is None or last < 0 else before[i] - before[last + 1]
+        if between > MAX_RUN_GAP:
             run, run_words = [], 0.0
         run.append(i)
         run_words += words[i]
@@ -468,7 +479,9 @@ def _prose_run(
     )
     left_out = outside(blocks, features, candidates, around, below_main, posts=posts)
     prose = [i for i in candidates.tolist() if i not in left_out]
-    return prose_run(prose, words.tolist())
+    _, free = _outside_marks((), tuple(GAP_FREE_COLUMNS))
+    counted = ~(features[:, free] > 0).any(axis=1) if len(free) else None
+    return prose_run(prose, words.tolist(), None if counted is None else counted.tolist())
 
 
 def drop_comments(
@@ -555,10 +568,11 @@ def guard_content(
     if fast is not None:  # one call: the guard cost more in numpy's calls than in its loop
         bits, columns = _outside_marks(_outside_groups(posts), tuple(OUTSIDE_COLUMNS))
         below, _ = _outside_marks(below_main, ())
+        _, free = _outside_marks((), tuple(GAP_FREE_COLUMNS))
         run, run_words = fast.prose_run(
             words, features, _LINKS, _ENDS, columns,
             blocks if isinstance(blocks, list) else list(blocks), bits, MIN_RUN_BLOCK_WORDS,
-            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below,
+            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below, free,
         )  # fmt: skip
     else:
         run, run_words = _prose_run(blocks, features, words, around, below_main, posts=posts)

@@ -191,6 +191,29 @@ def test_the_guard_keeps_a_dropped_run_of_prose_and_says_so(tiny_model):
     assert guard_content(kept, blocks, features) == (kept, None)
 
 
+def test_the_guards_run_of_prose_is_not_broken_by_code_between_its_paragraphs(
+    tiny_model, monkeypatch
+):
+    """Rule 55: documentation puts code between its paragraphs; blocks of code are not
+    counted among the blocks between two of the run's. Neither paragraph (65 and 51 words)
+    is a run of `guard.MIN_RUN_WORDS` on its own; three blocks of anything else are a gap."""
+    code = "<pre>pip install river</pre><p><code>flow(river)</code></p><pre>x = 1</pre>"
+    html = f"<body><div><p>{ARTICLE}</p>{code}<p>{ARTICLE_2}</p></div></body>"
+    blocks = parse_blocks(html)
+    assert len(blocks) == 5
+    features = _features(blocks, tiny_model)
+    dropped = [False] * len(blocks)
+    kept, why = guard_content(dropped, blocks, features)
+    assert (kept, why) == ([True, False, False, False, True], GuardReason.CONTENT_LOSS)
+    # three blocks of text that is not code break the run as before
+    other = "<p>pip install river</p><p>flow river</p><p>x = 1</p>"
+    blocks = parse_blocks(f"<body><div><p>{ARTICLE}</p>{other}<p>{ARTICLE_2}</p></div></body>")
+    assert guard_content(dropped, blocks, _features(blocks, tiny_model)) == (dropped, None)
+    # and so does the code with the rule off
+    monkeypatch.setattr(guard, "GAP_FREE_COLUMNS", ())
+    assert guard_content(dropped, parse_blocks(html), features) == (dropped, None)
+
+
 # Chinese prose: no spaces between words (about 120 words' worth of characters a paragraph)
 CHINESE = "河流从山上流下来，经过古老的村庄和宽阔的田野，最后流入大海。" * 16
 
@@ -553,10 +576,10 @@ def test_rule_15_takes_a_thread_in_a_container_named_for_replies(tiny_model, mon
     assert guard_content(first, blocks, features, main_in) == (first, None)
 
 
-def test_native_prose_run_equals_the_reference():
+def test_native_prose_run_equals_the_reference(monkeypatch):
     """The guard's run of prose found in one native call is the reference's: random rows
     (words at the block limit, link densities at the run limit, unended blocks, outside
-    columns and class words), gaps of every length, 0 to 300 blocks."""
+    columns, class words and blocks of code), gaps of every length, 0 to 300 blocks."""
     from stream_cleaner import guard
     from stream_cleaner.document import Block
 
@@ -566,6 +589,8 @@ def test_native_prose_run_equals_the_reference():
     rng = np.random.default_rng(9)
     bits, columns = guard._outside_marks(tuple(guard.OUTSIDE_GROUPS), tuple(guard.OUTSIDE_COLUMNS))
     below, _ = guard._outside_marks(tuple(guard.BELOW_MAIN_GROUPS), ())
+    _, free = guard._outside_marks((), tuple(guard.GAP_FREE_COLUMNS))
+    assert len(free) == 2
     nav = CLASS_GROUP_NAMES.index("nav")
     assert "nav" in guard.BELOW_MAIN_GROUPS
     for n in (0, 1, 2, 5, 40, 300):
@@ -576,6 +601,7 @@ def test_native_prose_run_equals_the_reference():
             rows[:, guard._LINKS] = rng.choice([0.0, 0.1, 0.3, 0.9], size=n)
             rows[:, guard._ENDS] = rng.random(n) < 0.8
             rows[:, columns] = rng.random((n, len(columns))) < 0.05
+            rows[:, free] = rng.random((n, len(free))) < 0.2  # blocks of code (rule 55)
             # class words: none, a group left out, one counting only below the main element
             # (at random levels, 1 to 15), or a group never left out
             codes = [0, bits & -bits, 1 << 60, *(level << (4 * nav) for level in (1, 3, 15))]
@@ -588,12 +614,20 @@ def test_native_prose_run_equals_the_reference():
             found = fast.prose_run(
                 words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+                gap_free_columns=free,
             )  # fmt: skip
             assert found == guard._prose_run(blocks, rows, words), n
+            with monkeypatch.context() as patched:  # every block counted in a gap
+                patched.setattr(guard, "GAP_FREE_COLUMNS", ())
+                assert fast.prose_run(
+                    words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
+                    guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+                ) == guard._prose_run(blocks, rows, words), n  # fmt: skip
             posts, _ = guard._outside_marks(guard._outside_groups(True), ())  # rule 34
             found = fast.prose_run(
                 words, rows, guard._LINKS, guard._ENDS, columns, blocks, posts,
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+                gap_free_columns=free,
             )  # fmt: skip
             assert found == guard._prose_run(blocks, rows, words, posts=True), n
             around = rng.integers(0, 16, size=n)
@@ -609,7 +643,7 @@ def test_native_prose_run_equals_the_reference():
             found = fast.prose_run(
                 words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
-                around, below,
+                around, below, free,
             )  # fmt: skip
             assert found == guard._prose_run(
                 blocks, rows, words, around, guard.BELOW_MAIN_GROUPS

@@ -458,13 +458,16 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
               Py_ssize_t ends_column, const long[::1] outside_columns, list blocks,
               unsigned long long outside_bits, double min_block_words, double max_link_density,
               Py_ssize_t max_gap, const long[::1] around=None,
-              unsigned long long below_bits=0):
+              unsigned long long below_bits=0, const long[::1] gap_free_columns=None):
     """`guard.prose_run` over the blocks `guard.guard_content` takes as prose, found in the
     same pass: ``(run, its words)``; with ``around`` (`guard.levels_around_main`), a name of
-    the groups in ``below_bits`` counts only below the main element (`guard.outside`)."""
-    cdef Py_ssize_t n = len(blocks), i, k, last = -max_gap - 2, count = 0, best_count = 0
+    the groups in ``below_bits`` counts only below the main element (`guard.outside`); a
+    block with a positive value in one of ``gap_free_columns`` (`guard.GAP_FREE_COLUMNS`)
+    is not counted among the blocks between two of the run's."""
+    cdef Py_ssize_t n = len(blocks), i, k, count = 0, best_count = 0
+    cdef Py_ssize_t between = max_gap + 1  # blocks counted since the run's last block
     cdef double run_words = 0.0, best_words = 0.0
-    cdef bint left_out
+    cdef bint left_out, counted
     cdef unsigned long long code, nibble
     cdef long[::1] run = np.empty(max(n, 1), dtype=np.int_)
     cdef long[::1] best = np.empty(max(n, 1), dtype=np.int_)
@@ -473,30 +476,36 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
     if around is not None and around.shape[0] != n:
         raise ValueError("one level around the main element for each block")
     for i in range(n):
-        if not (words[i] >= min_block_words and rows[i, links_column] < max_link_density
-                and rows[i, ends_column] != 0):
-            continue
-        left_out = False
-        for k in range(len(outside_columns)):
-            if rows[i, outside_columns[k]] > 0:
-                left_out = True
-                break
+        left_out = not (words[i] >= min_block_words and rows[i, links_column] < max_link_density
+                        and rows[i, ends_column] != 0)
+        if not left_out:
+            for k in range(len(outside_columns)):
+                if rows[i, outside_columns[k]] > 0:
+                    left_out = True
+                    break
+        if not left_out:
+            code = (<unsigned long long> blocks[i].class_words) & outside_bits
+            if code and around is not None:
+                for k in range(16):  # each group's 4 bits: levels up to its nearest name
+                    nibble = (code >> (4 * k)) & 0xF
+                    if nibble and (below_bits >> (4 * k)) & 0xF and <long> nibble > around[i]:
+                        code &= ~(<unsigned long long> 0xF << (4 * k))
+            left_out = code != 0
         if left_out:
+            counted = True
+            if gap_free_columns is not None:
+                for k in range(len(gap_free_columns)):
+                    if rows[i, gap_free_columns[k]] > 0:
+                        counted = False
+                        break
+            between += counted
             continue
-        code = (<unsigned long long> blocks[i].class_words) & outside_bits
-        if code and around is not None:
-            for k in range(16):  # each group's 4 bits: levels up to its nearest name
-                nibble = (code >> (4 * k)) & 0xF
-                if nibble and (below_bits >> (4 * k)) & 0xF and <long> nibble > around[i]:
-                    code &= ~(<unsigned long long> 0xF << (4 * k))
-        if code:
-            continue
-        if i - last - 1 > max_gap:
+        if between > max_gap:
             count, run_words = 0, 0.0
+        between = 0
         run[count] = i
         count += 1
         run_words += words[i]
-        last = i
         if run_words > best_words:
             best[:count] = run[:count]
             best_count, best_words = count, run_words
