@@ -819,6 +819,15 @@ test, the multilingual sets) was read:
    retrained on a fresh machine: 0.8060 / 0.8517 in rule 54's run.) Read once: CleanEval
    test, the Dragnet test split and GoogleTrends test unchanged in every mode (no page
    changes); MultiBoilerNet's rows `auto` 0.828 / 0.847 / 0.911, unchanged.
+56. Written 2026-12-01 (11:55), after rule 55's figures, before its own: in `auto` m0670
+   stays lost because a clause's heading and its lead-in line ("The optional WINDOW clause
+   has the general form", "where frame_start and frame_end can be one of") stand between
+   two paragraphs with the code they introduce: reference pages introduce each sample with
+   such a line. Candidate, over rule 55: a block directly followed by a block of code
+   (`guard.GAP_FREE_COLUMNS`), itself no block of the run, is not counted in the gap
+   either. Measured and checked as rule 55 (`bench/run_gap.py --lead-ins`, rule 55 on both
+   sides); then read once on the test sets with rule 39's checks. The 2026 figure is not
+   held out for it: it was written from one of those pages.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura,readability --save-outputs \
