@@ -1,10 +1,11 @@
 """Rules 52 and 55 (bench/auto_training.py): the content-loss guard's run of prose with 2
 (shipped), 4 or 8 other blocks allowed between two of its blocks (`guard.MAX_RUN_GAP`); with
-``--code`` (rule 55), blocks of code counted among them or not (`guard.GAP_FREE_COLUMNS`).
+``--code`` (rule 55), blocks of code counted among them or not (`guard.GAP_FREE_COLUMNS`);
+with ``--lead-ins`` (rule 56), the block before a block of code (`guard.GAP_FREE_LEAD_INS`).
 Each variant in one process, on the training sets (the 2026 pages in `auto` out of fold) or,
 with ``--test``, the test sets; the columns of `table_figures.compare`.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] [--gaps 2,4,8 | --code]
+    PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] [--gaps 2,4,8 | --code | --lead-ins]
 """
 
 from __future__ import annotations
@@ -33,9 +34,13 @@ def main() -> None:
     parser.add_argument("--test", action="store_true", help="the test sets, read once")
     parser.add_argument("--gaps", default="2,4,8", help="the gaps, the shipped one first")
     parser.add_argument("--code", action="store_true", help="rule 55: code counted or not")
+    parser.add_argument("--lead-ins", action="store_true", help="rule 56: lead-ins to code")
     args = parser.parse_args()
     sets = TEST if args.test else TRAINING
-    if args.code:
+    if args.lead_ins:
+        compare(sets, {"counted": guard_setting("GAP_FREE_LEAD_INS", False),
+                       "not": guard_setting("GAP_FREE_LEAD_INS", True)})  # fmt: skip
+    elif args.code:
         code = ("path_pre", "path_code")
         compare(sets, {"counted": guard_setting("GAP_FREE_COLUMNS", ()),
                        "not": guard_setting("GAP_FREE_COLUMNS", code)})  # fmt: skip

@@ -7,10 +7,10 @@ page then comes out with a title and a date, or empty, and a corpus loses it wit
 The guard measures the page's running text on its own, without the labeller: the longest run
 of prose blocks in reading order (blocks of `MIN_RUN_BLOCK_WORDS` words or more that end a
 sentence and sit mostly outside links, with at most `MAX_RUN_GAP` other blocks between two of
-them, blocks of code not counted: `GAP_FREE_COLUMNS`), leaving out blocks in a part of the
-page its markup names for something else (readers' comments, navigation, a sidebar, a footer,
-an overlay such as a cookie banner: by an element `nav`, `aside` or `footer`, or by the class
-and id words of `parse.CLASS_WORD_GROUPS`) and
+them, blocks of code and their lead-ins not counted: `GAP_FREE_COLUMNS`, `GAP_FREE_LEAD_INS`),
+leaving out blocks in a part of the page its markup names for something else (readers'
+comments, navigation, a sidebar, a footer, an overlay such as a cookie banner: by an element
+`nav`, `aside` or `footer`, or by the class and id words of `parse.CLASS_WORD_GROUPS`) and
 legal notices. Such parts are not the main content and are often a page's longest run of prose
 (a thread of comments, a sidebar of post teasers, a licence or consent text). A name other
 than a comment's counts only below the page's main element, where the labeller knows it
@@ -101,6 +101,9 @@ MAX_RUN_GAP = 2
 # ``path_*`` columns), which documentation puts between its paragraphs (a sample, a
 # signature, a term). Rule 55 (`bench/run_gap.py --code`). Empty: every block counts.
 GAP_FREE_COLUMNS: tuple[str, ...] = ("path_pre", "path_code")
+# And a block directly before such a block (a lead-in: "has the general form", "run:"), by
+# rule 56 (`bench/run_gap.py --lead-ins`).
+GAP_FREE_LEAD_INS = True
 # When the guard steps in: chosen by `bench/auto_training.py guard` on the auto labeller's
 # out-of-fold decisions over its 1,536 training pages: the fewest pages of lost main content,
 # then the best mean F1 (docs/labeller.md); what is left out of a run, and keeping the main
@@ -481,6 +484,8 @@ def _prose_run(
     prose = [i for i in candidates.tolist() if i not in left_out]
     _, free = _outside_marks((), tuple(GAP_FREE_COLUMNS))
     counted = ~(features[:, free] > 0).any(axis=1) if len(free) else None
+    if counted is not None and GAP_FREE_LEAD_INS:
+        counted[:-1] &= counted[1:]
     return prose_run(prose, words.tolist(), None if counted is None else counted.tolist())
 
 
@@ -572,7 +577,7 @@ def guard_content(
         run, run_words = fast.prose_run(
             words, features, _LINKS, _ENDS, columns,
             blocks if isinstance(blocks, list) else list(blocks), bits, MIN_RUN_BLOCK_WORDS,
-            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below, free,
+            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below, free, GAP_FREE_LEAD_INS,
         )  # fmt: skip
     else:
         run, run_words = _prose_run(blocks, features, words, around, below_main, posts=posts)

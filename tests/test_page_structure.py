@@ -191,12 +191,11 @@ def test_the_guard_keeps_a_dropped_run_of_prose_and_says_so(tiny_model):
     assert guard_content(kept, blocks, features) == (kept, None)
 
 
-def test_the_guards_run_of_prose_is_not_broken_by_code_between_its_paragraphs(
-    tiny_model, monkeypatch
-):
-    """Rule 55: documentation puts code between its paragraphs; blocks of code are not
-    counted among the blocks between two of the run's. Neither paragraph (65 and 51 words)
-    is a run of `guard.MIN_RUN_WORDS` on its own; three blocks of anything else are a gap."""
+def test_the_guards_run_of_prose_is_not_broken_by_code_and_its_lead_ins(tiny_model, monkeypatch):
+    """Rules 55 and 56: documentation puts code between its paragraphs, each sample after a
+    lead-in line; blocks of code, and the block directly before one, are not counted among
+    the blocks between two of the run's. Neither paragraph (65 and 51 words) is a run of
+    `guard.MIN_RUN_WORDS` on its own; three blocks of anything else are a gap."""
     code = "<pre>pip install river</pre><p><code>flow(river)</code></p><pre>x = 1</pre>"
     html = f"<body><div><p>{ARTICLE}</p>{code}<p>{ARTICLE_2}</p></div></body>"
     blocks = parse_blocks(html)
@@ -210,8 +209,22 @@ def test_the_guards_run_of_prose_is_not_broken_by_code_between_its_paragraphs(
     blocks = parse_blocks(f"<body><div><p>{ARTICLE}</p>{other}<p>{ARTICLE_2}</p></div></body>")
     assert guard_content(dropped, blocks, _features(blocks, tiny_model)) == (dropped, None)
     # and so does the code with the rule off
-    monkeypatch.setattr(guard, "GAP_FREE_COLUMNS", ())
-    assert guard_content(dropped, parse_blocks(html), features) == (dropped, None)
+    with monkeypatch.context() as patched:
+        patched.setattr(guard, "GAP_FREE_COLUMNS", ())
+        assert guard_content(dropped, parse_blocks(html), features) == (dropped, None)
+    # rule 56: nor is a lead-in line directly before a block of code; the heading counts
+    reference = (
+        "<h3>WINDOW Clause</h3><p>The clause has the general form</p><pre>WINDOW name</pre>"
+        "<p>where name is one of</p><pre>a b c</pre>"
+    )
+    html = f"<body><div><p>{ARTICLE}</p>{reference}<p>{ARTICLE_2}</p></div></body>"
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    dropped = [False] * len(blocks)
+    guarded = [True, *[False] * 5, True]
+    assert guard_content(dropped, blocks, features) == (guarded, GuardReason.CONTENT_LOSS)
+    monkeypatch.setattr(guard, "GAP_FREE_LEAD_INS", False)
+    assert guard_content(dropped, blocks, features) == (dropped, None)
 
 
 # Chinese prose: no spaces between words (about 120 words' worth of characters a paragraph)
@@ -614,7 +627,7 @@ def test_native_prose_run_equals_the_reference(monkeypatch):
             found = fast.prose_run(
                 words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
-                gap_free_columns=free,
+                gap_free_columns=free, lead_ins=guard.GAP_FREE_LEAD_INS,
             )  # fmt: skip
             assert found == guard._prose_run(blocks, rows, words), n
             with monkeypatch.context() as patched:  # every block counted in a gap
@@ -623,11 +636,18 @@ def test_native_prose_run_equals_the_reference(monkeypatch):
                     words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
                     guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
                 ) == guard._prose_run(blocks, rows, words), n  # fmt: skip
+            with monkeypatch.context() as patched:  # code not counted, its lead-ins counted
+                patched.setattr(guard, "GAP_FREE_LEAD_INS", False)
+                assert fast.prose_run(
+                    words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
+                    guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+                    gap_free_columns=free,
+                ) == guard._prose_run(blocks, rows, words), n  # fmt: skip
             posts, _ = guard._outside_marks(guard._outside_groups(True), ())  # rule 34
             found = fast.prose_run(
                 words, rows, guard._LINKS, guard._ENDS, columns, blocks, posts,
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
-                gap_free_columns=free,
+                gap_free_columns=free, lead_ins=guard.GAP_FREE_LEAD_INS,
             )  # fmt: skip
             assert found == guard._prose_run(blocks, rows, words, posts=True), n
             around = rng.integers(0, 16, size=n)
@@ -643,7 +663,7 @@ def test_native_prose_run_equals_the_reference(monkeypatch):
             found = fast.prose_run(
                 words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
-                around, below, free,
+                around, below, free, guard.GAP_FREE_LEAD_INS,
             )  # fmt: skip
             assert found == guard._prose_run(
                 blocks, rows, words, around, guard.BELOW_MAIN_GROUPS

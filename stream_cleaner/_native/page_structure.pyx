@@ -454,16 +454,27 @@ def levels_around_main(const double[:, :] rows, Py_ssize_t depth_column,
     return np.asarray(out)
 
 
+cdef inline bint _any_positive(const double[:, :] rows, Py_ssize_t i,
+                               const long[::1] columns) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(columns.shape[0]):
+        if rows[i, columns[k]] > 0:
+            return True
+    return False
+
+
 def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links_column,
               Py_ssize_t ends_column, const long[::1] outside_columns, list blocks,
               unsigned long long outside_bits, double min_block_words, double max_link_density,
               Py_ssize_t max_gap, const long[::1] around=None,
-              unsigned long long below_bits=0, const long[::1] gap_free_columns=None):
+              unsigned long long below_bits=0, const long[::1] gap_free_columns=None,
+              bint lead_ins=False):
     """`guard.prose_run` over the blocks `guard.guard_content` takes as prose, found in the
     same pass: ``(run, its words)``; with ``around`` (`guard.levels_around_main`), a name of
     the groups in ``below_bits`` counts only below the main element (`guard.outside`); a
     block with a positive value in one of ``gap_free_columns`` (`guard.GAP_FREE_COLUMNS`)
-    is not counted among the blocks between two of the run's."""
+    is not counted among the blocks between two of the run's, nor (``lead_ins``,
+    `guard.GAP_FREE_LEAD_INS`) the block before such a block."""
     cdef Py_ssize_t n = len(blocks), i, k, count = 0, best_count = 0
     cdef Py_ssize_t between = max_gap + 1  # blocks counted since the run's last block
     cdef double run_words = 0.0, best_words = 0.0
@@ -492,12 +503,10 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
                         code &= ~(<unsigned long long> 0xF << (4 * k))
             left_out = code != 0
         if left_out:
-            counted = True
-            if gap_free_columns is not None:
-                for k in range(len(gap_free_columns)):
-                    if rows[i, gap_free_columns[k]] > 0:
-                        counted = False
-                        break
+            counted = gap_free_columns is None or not (
+                _any_positive(rows, i, gap_free_columns)
+                or lead_ins and i + 1 < n and _any_positive(rows, i + 1, gap_free_columns)
+            )
             between += counted
             continue
         if between > max_gap:
