@@ -41,9 +41,9 @@ def main() -> None:
         compare(sets, {"counted": guard_setting("GAP_FREE_LEAD_INS", False),
                        "not": guard_setting("GAP_FREE_LEAD_INS", True)})  # fmt: skip
     elif args.code:
-        code = ("path_pre", "path_code")
+        shipped = guard.GAP_FREE_COLUMNS
         compare(sets, {"counted": guard_setting("GAP_FREE_COLUMNS", ()),
-                       "not": guard_setting("GAP_FREE_COLUMNS", code)})  # fmt: skip
+                       "not": guard_setting("GAP_FREE_COLUMNS", shipped)})  # fmt: skip
     else:
         compare(sets, {g: guard_setting("MAX_RUN_GAP", int(g)) for g in args.gaps.split(",")})
 

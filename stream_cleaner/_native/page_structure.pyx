@@ -489,11 +489,7 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
     for i in range(n):
         left_out = not (words[i] >= min_block_words and rows[i, links_column] < max_link_density
                         and rows[i, ends_column] != 0)
-        if not left_out:
-            for k in range(len(outside_columns)):
-                if rows[i, outside_columns[k]] > 0:
-                    left_out = True
-                    break
+        left_out = left_out or _any_positive(rows, i, outside_columns)
         if not left_out:
             code = (<unsigned long long> blocks[i].class_words) & outside_bits
             if code and around is not None:
