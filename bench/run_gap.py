@@ -1,11 +1,15 @@
 """Rules 52 and 55 (bench/auto_training.py): the content-loss guard's run of prose with 2
 (shipped), 4 or 8 other blocks allowed between two of its blocks (`guard.MAX_RUN_GAP`); with
 ``--code`` (rule 55), blocks of code counted among them or not (`guard.GAP_FREE_COLUMNS`);
-with ``--lead-ins`` (rule 56), the block before a block of code (`guard.GAP_FREE_LEAD_INS`).
+with ``--lead-ins`` (rule 56), the block before a block of code (`guard.GAP_FREE_LEAD_INS`);
+with ``--unlinked`` (rules 57 and 58), unlinked headings and list items counted or not
+(`guard.GAP_FREE_UNLINKED_COLUMNS`), in every mode (rule 57: ``--modes auto,corpus,article``)
+or in the shipped `guard.GAP_FREE_UNLINKED_MODES` (rule 58).
 Each variant in one process, on the training sets (the 2026 pages in `auto` out of fold) or,
 with ``--test``, the test sets; the columns of `table_figures.compare`.
 
     PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] [--gaps 2,4,8 | --code | --lead-ins]
+    PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] --unlinked [--modes MODES]
 """
 
 from __future__ import annotations
@@ -35,9 +39,15 @@ def main() -> None:
     parser.add_argument("--gaps", default="2,4,8", help="the gaps, the shipped one first")
     parser.add_argument("--code", action="store_true", help="rule 55: code counted or not")
     parser.add_argument("--lead-ins", action="store_true", help="rule 56: lead-ins to code")
+    parser.add_argument("--unlinked", action="store_true", help="rules 57, 58: headings, lists")
+    parser.add_argument("--modes", help="with --unlinked, the modes it applies in")
     args = parser.parse_args()
     sets = TEST if args.test else TRAINING
-    if args.lead_ins:
+    if args.unlinked:
+        modes = tuple(args.modes.split(",")) if args.modes else guard.GAP_FREE_UNLINKED_MODES
+        compare(sets, {"counted": guard_setting("GAP_FREE_UNLINKED_MODES", ()),
+                       "not": guard_setting("GAP_FREE_UNLINKED_MODES", modes)})  # fmt: skip
+    elif args.lead_ins:
         compare(sets, {"counted": guard_setting("GAP_FREE_LEAD_INS", False),
                        "not": guard_setting("GAP_FREE_LEAD_INS", True)})  # fmt: skip
     elif args.code:

@@ -7,7 +7,8 @@ page then comes out with a title and a date, or empty, and a corpus loses it wit
 The guard measures the page's running text on its own, without the labeller: the longest run
 of prose blocks in reading order (blocks of `MIN_RUN_BLOCK_WORDS` words or more that end a
 sentence and sit mostly outside links, with at most `MAX_RUN_GAP` other blocks between two of
-them, blocks of code and their lead-ins not counted: `GAP_FREE_COLUMNS`, `GAP_FREE_LEAD_INS`),
+them, blocks of code and their lead-ins not counted: `GAP_FREE_COLUMNS`, `GAP_FREE_LEAD_INS`;
+in ``article``, nor unlinked headings and list items: `GAP_FREE_UNLINKED_COLUMNS`),
 leaving out blocks in a part of the page its markup names for something else (readers'
 comments, navigation, a sidebar, a footer, an overlay such as a cookie banner: by an element
 `nav`, `aside` or `footer`, or by the class and id words of `parse.CLASS_WORD_GROUPS`) and
@@ -104,6 +105,14 @@ GAP_FREE_COLUMNS: tuple[str, ...] = ("path_pre", "path_code")
 # And a block directly before such a block (a lead-in: "has the general form", "run:"), by
 # rule 56 (`bench/run_gap.py --lead-ins`).
 GAP_FREE_LEAD_INS = True
+# And, in the modes of `GAP_FREE_UNLINKED_MODES`, a block in one of these (the rows' ``in_*``
+# flags) whose link density is under `MAX_RUN_LINK_DENSITY`: a review's or a how-to's
+# subheadings and lists of short points between its paragraphs; a page's navigation and
+# teasers are linked. Rule 57 (`bench/run_gap.py --unlinked`) in every mode lowered `auto`'s
+# 2026 pages; rule 58 ships it in `article`, whose guard keeps no main element and whose
+# run of prose is all it takes a page back with. Empty: they count in every mode.
+GAP_FREE_UNLINKED_COLUMNS: tuple[str, ...] = ("in_heading", "in_list")
+GAP_FREE_UNLINKED_MODES: tuple[str, ...] = ("article",)
 # When the guard steps in: chosen by `bench/auto_training.py guard` on the auto labeller's
 # out-of-fold decisions over its 1,536 training pages: the fewest pages of lost main content,
 # then the best mean F1 (docs/labeller.md); what is left out of a run, and keeping the main
@@ -393,6 +402,12 @@ def posts_in_comments(mode: str, forum_probability: float | None) -> bool:
     )
 
 
+def unlinked_gap(mode: str) -> bool:
+    """Whether the guard's run of prose in ``mode`` does not count unlinked headings and
+    list items between its blocks (`GAP_FREE_UNLINKED_COLUMNS`, rule 58)."""
+    return mode in GAP_FREE_UNLINKED_MODES
+
+
 def joins_corpus(mode: str) -> bool:
     """Whether some pages of ``mode`` are joined by the `corpus` labeller's blocks
     (`join_corpus`), so that its labeller is needed too."""
@@ -472,9 +487,11 @@ def _prose_run(
     below_main: tuple[str, ...] = (),
     *,
     posts: bool = False,
+    unlinked: bool = False,
 ) -> tuple[list[int], float]:
     """The page's longest run of prose (`prose_run`) over the blocks that count as prose (see
-    the module), from the labeller's rows and the blocks' words (``posts``: `outside`'s)."""
+    the module), from the labeller's rows and the blocks' words (``posts``: `outside`'s;
+    ``unlinked``: unlinked headings and list items are not counted in a gap, `unlinked_gap`)."""
     candidates = np.flatnonzero(
         (words >= MIN_RUN_BLOCK_WORDS)
         & (features[:, _LINKS] < MAX_RUN_LINK_DENSITY)
@@ -483,10 +500,17 @@ def _prose_run(
     left_out = outside(blocks, features, candidates, around, below_main, posts=posts)
     prose = [i for i in candidates.tolist() if i not in left_out]
     _, free = _outside_marks((), tuple(GAP_FREE_COLUMNS))
-    counted = ~(features[:, free] > 0).any(axis=1) if len(free) else None
-    if counted is not None and GAP_FREE_LEAD_INS:
+    _, flags = _outside_marks((), tuple(GAP_FREE_UNLINKED_COLUMNS) if unlinked else ())
+    if not len(free) and not len(flags):
+        return prose_run(prose, words.tolist())
+    counted = ~(features[:, free] > 0).any(axis=1)
+    if GAP_FREE_LEAD_INS:
         counted[:-1] &= counted[1:]
-    return prose_run(prose, words.tolist(), None if counted is None else counted.tolist())
+    if len(flags):
+        counted &= ~(
+            (features[:, flags] > 0).any(axis=1) & (features[:, _LINKS] < MAX_RUN_LINK_DENSITY)
+        )
+    return prose_run(prose, words.tolist(), counted.tolist())
 
 
 def drop_comments(
@@ -542,6 +566,7 @@ def guard_content(
     forum_probability: float | None = None,
     *,
     posts: bool = False,
+    unlinked: bool = False,
 ) -> tuple[list[bool], str | None]:
     """The decision with the guard applied, and why it changed it (``None``: it did not).
 
@@ -555,6 +580,8 @@ def guard_content(
             `MAIN_MIN_FORUM_PROBABILITY` reads (``None``: not known).
         posts: the page's comment-marked parts are its posts (`posts_in_comments`): a run of
             prose may be taken from them, and they are kept with the main element.
+        unlinked: unlinked headings and list items do not break the run of prose
+            (`unlinked_gap`).
     """
     if not len(blocks):
         return list(content), None
@@ -574,13 +601,16 @@ def guard_content(
         bits, columns = _outside_marks(_outside_groups(posts), tuple(OUTSIDE_COLUMNS))
         below, _ = _outside_marks(below_main, ())
         _, free = _outside_marks((), tuple(GAP_FREE_COLUMNS))
+        _, flags = _outside_marks((), tuple(GAP_FREE_UNLINKED_COLUMNS) if unlinked else ())
         run, run_words = fast.prose_run(
             words, features, _LINKS, _ENDS, columns,
             blocks if isinstance(blocks, list) else list(blocks), bits, MIN_RUN_BLOCK_WORDS,
-            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below, free, GAP_FREE_LEAD_INS,
+            MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below, free, GAP_FREE_LEAD_INS, flags,
         )  # fmt: skip
     else:
-        run, run_words = _prose_run(blocks, features, words, around, below_main, posts=posts)
+        run, run_words = _prose_run(
+            blocks, features, words, around, below_main, posts=posts, unlinked=unlinked
+        )
     if (
         run_words < MIN_RUN_WORDS
         or sum(words[i] for i in run if content[i]) >= MIN_KEPT_SHARE * run_words

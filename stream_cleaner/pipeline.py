@@ -57,6 +57,7 @@ from .guard import (
     posts_in_comments,
     takes_auto,
     threads_as_auto,
+    unlinked_gap,
 )
 from .labeller import (
     block_kinds,
@@ -530,6 +531,7 @@ class _Run:
             content, self.guard = guard_content(
                 content, blocks, rows, main_in, self.forum_probability,
                 posts=posts_in_comments(mode, self.forum_probability),
+                unlinked=unlinked_gap(mode),
             )  # fmt: skip
             if joins_corpus(mode):
                 corpus = load_labeller("corpus")

@@ -227,6 +227,34 @@ def test_the_guards_run_of_prose_is_not_broken_by_code_and_its_lead_ins(tiny_mod
     assert guard_content(dropped, blocks, features) == (dropped, None)
 
 
+def test_article_modes_run_of_prose_is_not_broken_by_unlinked_headings_and_lists(tiny_model):
+    """Rule 58: a review puts its "Pros" and "Cons" headings and their short points between
+    its paragraphs; in `article` (``unlinked``) those blocks are not counted in the gap, while
+    a linked list (navigation, teasers) still is, and other modes count them all."""
+    points = (
+        "<h3>Pros</h3><ul><li>Over fifty languages</li><li>Prices shown in advance</li></ul>"
+        "<h3>Cons</h3><ul><li>No free trial</li></ul>"
+    )
+    html = f"<body><div><p>{ARTICLE}</p>{points}<p>{ARTICLE_2}</p></div></body>"
+    blocks = parse_blocks(html)
+    assert len(blocks) == 7
+    features = _features(blocks, tiny_model)
+    dropped = [False] * len(blocks)
+    guarded = [True, *[False] * 5, True]
+    assert guard.unlinked_gap("article") and not guard.unlinked_gap("auto")
+    assert guard_content(dropped, blocks, features, unlinked=True) == (
+        guarded,
+        GuardReason.CONTENT_LOSS,
+    )
+    assert guard_content(dropped, blocks, features) == (dropped, None)
+    teasers = "".join(f'<li><a href="/p{i}">Another post {i}</a></li>' for i in range(5))
+    html = f"<body><div><p>{ARTICLE}</p><ul>{teasers}</ul><p>{ARTICLE_2}</p></div></body>"
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    dropped = [False] * len(blocks)
+    assert guard_content(dropped, blocks, features, unlinked=True) == (dropped, None)
+
+
 # Chinese prose: no spaces between words (about 120 words' worth of characters a paragraph)
 CHINESE = "河流从山上流下来，经过古老的村庄和宽阔的田野，最后流入大海。" * 16
 
@@ -630,6 +658,15 @@ def test_native_prose_run_equals_the_reference(monkeypatch):
                 gap_free_columns=free, lead_ins=guard.GAP_FREE_LEAD_INS,
             )  # fmt: skip
             assert found == guard._prose_run(blocks, rows, words), n
+            unlinked = guard._outside_marks((), tuple(guard.GAP_FREE_UNLINKED_COLUMNS))[1]
+            rows[:, unlinked] = rng.random((n, len(unlinked))) < 0.3  # rule 58's flags
+            found = fast.prose_run(
+                words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
+                guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+                gap_free_columns=free, lead_ins=guard.GAP_FREE_LEAD_INS,
+                gap_free_unlinked_columns=unlinked,
+            )  # fmt: skip
+            assert found == guard._prose_run(blocks, rows, words, unlinked=True), n
             with monkeypatch.context() as patched:  # every block counted in a gap
                 patched.setattr(guard, "GAP_FREE_COLUMNS", ())
                 assert fast.prose_run(

@@ -468,13 +468,15 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
               unsigned long long outside_bits, double min_block_words, double max_link_density,
               Py_ssize_t max_gap, const long[::1] around=None,
               unsigned long long below_bits=0, const long[::1] gap_free_columns=None,
-              bint lead_ins=False):
+              bint lead_ins=False, const long[::1] gap_free_unlinked_columns=None):
     """`guard.prose_run` over the blocks `guard.guard_content` takes as prose, found in the
     same pass: ``(run, its words)``; with ``around`` (`guard.levels_around_main`), a name of
     the groups in ``below_bits`` counts only below the main element (`guard.outside`); a
     block with a positive value in one of ``gap_free_columns`` (`guard.GAP_FREE_COLUMNS`)
     is not counted among the blocks between two of the run's, nor (``lead_ins``,
-    `guard.GAP_FREE_LEAD_INS`) the block before such a block."""
+    `guard.GAP_FREE_LEAD_INS`) the block before such a block, nor a block under
+    ``max_link_density`` with a positive value in one of ``gap_free_unlinked_columns``
+    (`guard.GAP_FREE_UNLINKED_COLUMNS`)."""
     cdef Py_ssize_t n = len(blocks), i, k, count = 0, best_count = 0
     cdef Py_ssize_t between = max_gap + 1  # blocks counted since the run's last block
     cdef double run_words = 0.0, best_words = 0.0
@@ -503,6 +505,9 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
                 _any_positive(rows, i, gap_free_columns)
                 or lead_ins and i + 1 < n and _any_positive(rows, i + 1, gap_free_columns)
             )
+            if counted and gap_free_unlinked_columns is not None:
+                counted = not (rows[i, links_column] < max_link_density
+                               and _any_positive(rows, i, gap_free_unlinked_columns))
             between += counted
             continue
         if between > max_gap:
