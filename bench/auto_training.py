@@ -868,6 +868,13 @@ test, the multilingual sets) was read:
    GoogleTrends test no more than 0.002 lower; MultiBoilerNet's languages no more than
    0.005, `bench/multilingual_pipeline.py --mode article`) and ships if they pass. Its
    training figures choose it and do not estimate it.
+   Shipped (`guard.GAP_FREE_UNLINKED_MODES`). Training sets as rule 57's `article` column,
+   `auto` and `corpus` unchanged (no page changes; `bench/run_gap.py --unlinked`). Read
+   once (`--unlinked --test`, `article`, counted / not): CleanEval test 0.8926 / 0.8933 (5
+   pages changed, 16 / 15 lost), the Dragnet test split 0.9640 / 0.9640 (none changed),
+   GoogleTrends test 0.7182 / 0.7180 (3 changed, 3 / 3 lost); `auto` and `corpus`
+   unchanged on all three. MultiBoilerNet's rows in `article` 0.729 / 0.828 / 0.892 with
+   and without (zh / ja / th).
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura,readability --save-outputs \
