@@ -57,7 +57,6 @@ from .guard import (
     posts_in_comments,
     takes_auto,
     threads_as_auto,
-    unlinked_gap,
 )
 from .labeller import (
     block_kinds,
@@ -531,7 +530,7 @@ class _Run:
             content, self.guard = guard_content(
                 content, blocks, rows, main_in, self.forum_probability,
                 posts=posts_in_comments(mode, self.forum_probability),
-                unlinked=unlinked_gap(mode),
+                mode=mode,
             )  # fmt: skip
             if joins_corpus(mode):
                 corpus = load_labeller("corpus")

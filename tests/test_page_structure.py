@@ -229,7 +229,7 @@ def test_the_guards_run_of_prose_is_not_broken_by_code_and_its_lead_ins(tiny_mod
 
 def test_article_modes_run_of_prose_is_not_broken_by_unlinked_headings_and_lists(tiny_model):
     """Rule 58: a review puts its "Pros" and "Cons" headings and their short points between
-    its paragraphs; in `article` (``unlinked``) those blocks are not counted in the gap, while
+    its paragraphs; in `article` those blocks are not counted in the gap, while
     a linked list (navigation, teasers) still is, and other modes count them all."""
     points = (
         "<h3>Pros</h3><ul><li>Over fifty languages</li><li>Prices shown in advance</li></ul>"
@@ -242,7 +242,7 @@ def test_article_modes_run_of_prose_is_not_broken_by_unlinked_headings_and_lists
     dropped = [False] * len(blocks)
     guarded = [True, *[False] * 5, True]
     assert guard.unlinked_gap("article") and not guard.unlinked_gap("auto")
-    assert guard_content(dropped, blocks, features, unlinked=True) == (
+    assert guard_content(dropped, blocks, features, mode="article") == (
         guarded,
         GuardReason.CONTENT_LOSS,
     )
@@ -252,7 +252,26 @@ def test_article_modes_run_of_prose_is_not_broken_by_unlinked_headings_and_lists
     blocks = parse_blocks(html)
     features = _features(blocks, tiny_model)
     dropped = [False] * len(blocks)
-    assert guard_content(dropped, blocks, features, unlinked=True) == (dropped, None)
+    assert guard_content(dropped, blocks, features, mode="article") == (dropped, None)
+
+
+def test_a_paragraph_ending_with_a_colon_joins_the_guards_run_where_the_mode_says(
+    tiny_model, monkeypatch
+):
+    """Rule 59: documentation ends a paragraph "For more information, see:" before a list of
+    links; where `guard.RUN_COLON_MODES` holds the mode, such a paragraph joins the run."""
+    intro = ARTICLE_2.rstrip(".") + ". For more information, see:"
+    html = f"<body><div><p>{ARTICLE}</p><p>{intro}</p></div></body>"
+    blocks = parse_blocks(html)
+    features = _features(blocks, tiny_model)
+    assert features[1, guard._COLON] > 0 and features[1, guard._ENDS] == 0
+    dropped = [False, False]
+    monkeypatch.setattr(guard, "MIN_RUN_WORDS", 100)  # neither paragraph alone
+    monkeypatch.setattr(guard, "RUN_COLON_MODES", ("article",))
+    assert guard.colon_ends("article") and not guard.colon_ends("auto")
+    kept, why = guard_content(dropped, blocks, features, mode="article")
+    assert (kept, why) == ([True, True], GuardReason.CONTENT_LOSS)
+    assert guard_content(dropped, blocks, features, mode="auto") == (dropped, None)
 
 
 # Chinese prose: no spaces between words (about 120 words' worth of characters a paragraph)
@@ -667,6 +686,13 @@ def test_native_prose_run_equals_the_reference(monkeypatch):
                 gap_free_unlinked_columns=unlinked,
             )  # fmt: skip
             assert found == guard._prose_run(blocks, rows, words, unlinked=True), n
+            rows[:, guard._COLON] = rng.random(n) < 0.3  # rule 59: a colon ends a run's block
+            found = fast.prose_run(
+                words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
+                guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+                gap_free_columns=free, lead_ins=guard.GAP_FREE_LEAD_INS, colon_column=guard._COLON,
+            )  # fmt: skip
+            assert found == guard._prose_run(blocks, rows, words, colons=True), n
             with monkeypatch.context() as patched:  # every block counted in a gap
                 patched.setattr(guard, "GAP_FREE_COLUMNS", ())
                 assert fast.prose_run(

@@ -468,7 +468,8 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
               unsigned long long outside_bits, double min_block_words, double max_link_density,
               Py_ssize_t max_gap, const long[::1] around=None,
               unsigned long long below_bits=0, const long[::1] gap_free_columns=None,
-              bint lead_ins=False, const long[::1] gap_free_unlinked_columns=None):
+              bint lead_ins=False, const long[::1] gap_free_unlinked_columns=None,
+              Py_ssize_t colon_column=-1):
     """`guard.prose_run` over the blocks `guard.guard_content` takes as prose, found in the
     same pass: ``(run, its words)``; with ``around`` (`guard.levels_around_main`), a name of
     the groups in ``below_bits`` counts only below the main element (`guard.outside`); a
@@ -476,7 +477,8 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
     is not counted among the blocks between two of the run's, nor (``lead_ins``,
     `guard.GAP_FREE_LEAD_INS`) the block before such a block, nor a block under
     ``max_link_density`` with a positive value in one of ``gap_free_unlinked_columns``
-    (`guard.GAP_FREE_UNLINKED_COLUMNS`)."""
+    (`guard.GAP_FREE_UNLINKED_COLUMNS`); with ``colon_column`` (not -1), a block with a
+    positive value there may join the run as one that ends a sentence does (rule 59)."""
     cdef Py_ssize_t n = len(blocks), i, k, count = 0, best_count = 0
     cdef Py_ssize_t between = max_gap + 1  # blocks counted since the run's last block
     cdef double run_words = 0.0, best_words = 0.0
@@ -490,7 +492,8 @@ def prose_run(const double[::1] words, const double[:, :] rows, Py_ssize_t links
         raise ValueError("one level around the main element for each block")
     for i in range(n):
         left_out = not (words[i] >= min_block_words and rows[i, links_column] < max_link_density
-                        and rows[i, ends_column] != 0)
+                        and (rows[i, ends_column] != 0
+                             or colon_column >= 0 and rows[i, colon_column] != 0))
         left_out = left_out or _any_positive(rows, i, outside_columns)
         if not left_out:
             code = (<unsigned long long> blocks[i].class_words) & outside_bits
