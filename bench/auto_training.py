@@ -835,7 +835,7 @@ test, the multilingual sets) was read:
    against trafilatura 2 / 1 in `auto` (m0670 saved), 4 / 4, 7 / 7. Read once: CleanEval
    test, the Dragnet test split and GoogleTrends test unchanged in every mode (no page
    changes); MultiBoilerNet's rows unchanged (`auto` 0.828 / 0.847 / 0.911).
-57. Written 2026-12-02 (01:45), before its figures, after reading why `article` keeps 23 %
+57. Written 2026-12-02 (01:09), before its figures, after reading why `article` keeps 23 %
    of a 2026 listicle (m0246, "best online tutoring platforms"; trafilatura's recall 0.97,
    `auto`'s out of fold 0.94): each platform's section is a heading, two paragraphs, a price
    heading and line, and "Pros" and "Cons" headings over short unlinked list items, so no
@@ -857,7 +857,7 @@ test, the multilingual sets) was read:
    F1 0.8537 / **0.8521**, 0.8199 / 0.8208, 0.8221 / 0.8233; 3 / 1 / 17 pages changed;
    lost against trafilatura 1 / 1, 4 / 4, 7 / 5 (m0246 and m2850 saved in `article`). The
    test sets were not read.
-58. Written 2026-12-02 (01:55), after rule 57's figures, before its own: rule 57 in
+58. Written 2026-12-02 (01:13), after rule 57's figures, before its own: rule 57 in
    `article` mode only. `article`'s labeller reads no page structure, so its guard keeps no
    main element and its run of prose is all it has to take a page back; `auto`'s guard
    steps in on fewer pages and keeps the main element too, where a longer run adds
@@ -875,7 +875,7 @@ test, the multilingual sets) was read:
    GoogleTrends test 0.7182 / 0.7180 (3 changed, 3 / 3 lost); `auto` and `corpus`
    unchanged on all three. MultiBoilerNet's rows in `article` 0.729 / 0.828 / 0.892 with
    and without (zh / ja / th).
-59. Written 2026-12-02 (01:25), before its figures, after reading why `article` keeps 10 %
+59. Written 2026-12-02 (01:19), before its figures, after reading why `article` keeps 10 %
    of a 2026 documentation page (m2865, an overview of data types; trafilatura's recall
    0.79): each type's paragraph, 12 to 91 words, ends "For more information, see:" before a
    list of two links, and a block that ends with a colon is no block of the guard's run
