@@ -891,7 +891,7 @@ test, the multilingual sets) was read:
    by construction) if it passes them there; else nothing. Then read once on the test sets
    with rule 39's checks in the modes it applies in, and on MultiBoilerNet's rows. The 2026
    figure is not held out for it: it was written from one of those pages.
-   Shipped, (a): `guard.RUN_COLON_MODES`, every labeller mode. Macro word F1 no / yes,
+   Shipped, (a): `guard.RUN_ENDS_WITH_COLON`, every mode. Macro word F1 no / yes,
    `auto`, `corpus`, `article` (rule 58 on both sides): CleanEval dev and GoogleTrends train
    unchanged; the Dragnet train split 0.9216 / 0.9216, 0.7313 / 0.7313, 0.9701 / 0.9699;
    the 2026 pages 0.8074 / 0.8075, 0.7705 / 0.7705, 0.7661 / 0.7675, snippet F1 0.8537 /

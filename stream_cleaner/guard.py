@@ -6,7 +6,7 @@ boilerplate (a documentation page, a thread of posts, an article in markup it ne
 page then comes out with a title and a date, or empty, and a corpus loses it without a trace.
 The guard measures the page's running text on its own, without the labeller: the longest run
 of prose blocks in reading order (blocks of `MIN_RUN_BLOCK_WORDS` words or more that end a
-sentence or introduce what follows with a colon (`RUN_COLON_MODES`, rule 59) and sit mostly
+sentence or introduce what follows with a colon (`RUN_ENDS_WITH_COLON`, rule 59) and sit mostly
 outside links, with at most `MAX_RUN_GAP` other blocks between two of
 them, blocks of code and their lead-ins not counted: `GAP_FREE_COLUMNS`, `GAP_FREE_LEAD_INS`;
 in ``article``, nor unlinked headings and list items: `GAP_FREE_UNLINKED_COLUMNS`),
@@ -94,7 +94,6 @@ from .page_structure import (
     prose_words,
 )
 from .parse import CLASS_GROUP_NAMES
-from .settings import LABELLER_MODES
 
 # What a run of prose is: fixed beforehand, as the page structure's prose (`page_structure`).
 MIN_RUN_BLOCK_WORDS = 10
@@ -115,11 +114,10 @@ GAP_FREE_LEAD_INS = True
 # run of prose is all it takes a page back with. Empty: they count in every mode.
 GAP_FREE_UNLINKED_COLUMNS: tuple[str, ...] = ("in_heading", "in_list")
 GAP_FREE_UNLINKED_MODES: tuple[str, ...] = ("article",)
-# The modes in which a block whose last mark is a colon (the rows' ``ends_colon``: a paragraph
-# that introduces a list or a sample, "For more information, see:") may join the run as one
-# that ends a sentence does. Rule 59 (`bench/run_gap.py --colons`): every labeller mode.
-# Empty: in none.
-RUN_COLON_MODES: tuple[str, ...] = LABELLER_MODES
+# Whether a block whose last mark is a colon (the rows' ``ends_colon``: a paragraph that
+# introduces a list or a sample, "For more information, see:") may join the run as one that
+# ends a sentence does, in every mode. Rule 59 (`bench/run_gap.py --colons`).
+RUN_ENDS_WITH_COLON = True
 # When the guard steps in: chosen by `bench/auto_training.py guard` on the auto labeller's
 # out-of-fold decisions over its 1,536 training pages: the fewest pages of lost main content,
 # then the best mean F1 (docs/labeller.md); what is left out of a run, and keeping the main
@@ -415,12 +413,6 @@ def unlinked_gap(mode: str) -> bool:
     return mode in GAP_FREE_UNLINKED_MODES
 
 
-def colon_ends(mode: str) -> bool:
-    """Whether a block ending with a colon may join the guard's run of prose in ``mode``
-    (`RUN_COLON_MODES`, rule 59)."""
-    return mode in RUN_COLON_MODES
-
-
 def joins_corpus(mode: str) -> bool:
     """Whether some pages of ``mode`` are joined by the `corpus` labeller's blocks
     (`join_corpus`), so that its labeller is needed too."""
@@ -501,16 +493,14 @@ def _prose_run(
     *,
     posts: bool = False,
     unlinked: bool = False,
-    colons: bool = False,
 ) -> tuple[list[int], float]:
     """The page's longest run of prose (`prose_run`) over the blocks that count as prose (see
     the module), from the labeller's rows and the blocks' words (``posts``: `outside`'s;
-    ``unlinked``: unlinked headings and list items are not counted in a gap, `unlinked_gap`;
-    ``colons``: a block ending with a colon may join the run, `colon_ends`)."""
+    ``unlinked``: unlinked headings and list items are not counted in a gap, `unlinked_gap`)."""
     candidates = np.flatnonzero(
         (words >= MIN_RUN_BLOCK_WORDS)
         & (features[:, _LINKS] < MAX_RUN_LINK_DENSITY)
-        & ((features[:, _ENDS] != 0) | (colons & (features[:, _COLON] != 0)))
+        & ((features[:, _ENDS] != 0) | (RUN_ENDS_WITH_COLON & (features[:, _COLON] != 0)))
     )
     left_out = outside(blocks, features, candidates, around, below_main, posts=posts)
     prose = [i for i in candidates.tolist() if i not in left_out]
@@ -596,7 +586,7 @@ def guard_content(
         posts: the page's comment-marked parts are its posts (`posts_in_comments`): a run of
             prose may be taken from them, and they are kept with the main element.
         mode: the cleaning mode, for the rules of the run of prose that only some modes
-            take (`unlinked_gap`, `colon_ends`); ``""``: none of them.
+            take (`unlinked_gap`); ``""``: none of them.
     """
     if not len(blocks):
         return list(content), None
@@ -622,13 +612,12 @@ def guard_content(
             words, features, _LINKS, _ENDS, columns,
             blocks if isinstance(blocks, list) else list(blocks), bits, MIN_RUN_BLOCK_WORDS,
             MAX_RUN_LINK_DENSITY, MAX_RUN_GAP, around, below, free, GAP_FREE_LEAD_INS, flags,
-            _COLON if colon_ends(mode) else -1,
+            _COLON if RUN_ENDS_WITH_COLON else -1,
         )  # fmt: skip
     else:
         run, run_words = _prose_run(
-            blocks, features, words, around, below_main, posts=posts,
-            unlinked=unlinked_gap(mode), colons=colon_ends(mode),
-        )  # fmt: skip
+            blocks, features, words, around, below_main, posts=posts, unlinked=unlinked_gap(mode)
+        )
     if (
         run_words < MIN_RUN_WORDS
         or sum(words[i] for i in run if content[i]) >= MIN_KEPT_SHARE * run_words

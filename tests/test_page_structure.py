@@ -255,11 +255,9 @@ def test_article_modes_run_of_prose_is_not_broken_by_unlinked_headings_and_lists
     assert guard_content(dropped, blocks, features, mode="article") == (dropped, None)
 
 
-def test_a_paragraph_ending_with_a_colon_joins_the_guards_run_where_the_mode_says(
-    tiny_model, monkeypatch
-):
+def test_a_paragraph_ending_with_a_colon_joins_the_guards_run(tiny_model, monkeypatch):
     """Rule 59: documentation ends a paragraph "For more information, see:" before a list of
-    links; where `guard.RUN_COLON_MODES` holds the mode, such a paragraph joins the run."""
+    links; such a paragraph joins the run (`guard.RUN_ENDS_WITH_COLON`), in every mode."""
     intro = ARTICLE_2.rstrip(".") + ". For more information, see:"
     html = f"<body><div><p>{ARTICLE}</p><p>{intro}</p></div></body>"
     blocks = parse_blocks(html)
@@ -267,10 +265,10 @@ def test_a_paragraph_ending_with_a_colon_joins_the_guards_run_where_the_mode_say
     assert features[1, guard._COLON] > 0 and features[1, guard._ENDS] == 0
     dropped = [False, False]
     monkeypatch.setattr(guard, "MIN_RUN_WORDS", 100)  # neither paragraph alone
-    monkeypatch.setattr(guard, "RUN_COLON_MODES", ("article",))
-    assert guard.colon_ends("article") and not guard.colon_ends("auto")
-    kept, why = guard_content(dropped, blocks, features, mode="article")
-    assert (kept, why) == ([True, True], GuardReason.CONTENT_LOSS)
+    for mode in ("auto", "corpus", "article"):
+        kept, why = guard_content(dropped, blocks, features, mode=mode)
+        assert (kept, why) == ([True, True], GuardReason.CONTENT_LOSS)
+    monkeypatch.setattr(guard, "RUN_ENDS_WITH_COLON", False)
     assert guard_content(dropped, blocks, features, mode="auto") == (dropped, None)
 
 
@@ -692,7 +690,15 @@ def test_native_prose_run_equals_the_reference(monkeypatch):
                 guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
                 gap_free_columns=free, lead_ins=guard.GAP_FREE_LEAD_INS, colon_column=guard._COLON,
             )  # fmt: skip
-            assert found == guard._prose_run(blocks, rows, words, colons=True), n
+            assert found == guard._prose_run(blocks, rows, words), n
+            with monkeypatch.context() as patched:  # no block ending with a colon joins it
+                patched.setattr(guard, "RUN_ENDS_WITH_COLON", False)
+                assert fast.prose_run(
+                    words, rows, guard._LINKS, guard._ENDS, columns, blocks, bits,
+                    guard.MIN_RUN_BLOCK_WORDS, guard.MAX_RUN_LINK_DENSITY, guard.MAX_RUN_GAP,
+                    gap_free_columns=free, lead_ins=guard.GAP_FREE_LEAD_INS,
+                ) == guard._prose_run(blocks, rows, words), n  # fmt: skip
+            rows[:, guard._COLON] = 0  # the walks below pass no colon column
             with monkeypatch.context() as patched:  # every block counted in a gap
                 patched.setattr(guard, "GAP_FREE_COLUMNS", ())
                 assert fast.prose_run(
