@@ -15,6 +15,9 @@ and page types); the other training sets in sample. The test sets only with ``--
         --dataset gt-train=googletrends-pages/train \\
         --dataset gt-test=googletrends-pages/test --out artifacts/peers
     PYTHONPATH=$PWD .venv/bin/python bench/table_figures.py [--test] [--sets modern2026]
+
+With ``--tables``, rule 60 instead: `guard.keep_figures` (a page's table of figures kept back
+where the decision keeps almost nothing) off and on.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 
 from quality import settings_out_of_fold
 
-from stream_cleaner import decide
+from stream_cleaner import decide, guard
 from stream_cleaner.document import RawDocument
 from stream_cleaner.evaluate import (
     compare_lost,
@@ -119,15 +122,30 @@ def without_figures() -> Callable[[], None]:
     return undo
 
 
+def without_figure_tables() -> Callable[[], None]:
+    """`guard.keep_figures` off (rule 60): no table of figures kept back."""
+    shipped = guard.FIGURE_TABLE_MIN_CELLS
+    guard.FIGURE_TABLE_MIN_CELLS = None
+
+    def undo() -> None:
+        guard.FIGURE_TABLE_MIN_CELLS = shipped
+
+    return undo
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--test", action="store_true", help="the test sets, read once")
     parser.add_argument("--sets", help="only these sets, comma separated")
+    parser.add_argument("--tables", action="store_true", help="rule 60: tables of figures")
     args = parser.parse_args()
     sets = TEST if args.test else TRAINING
     if args.sets:
         sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
-    compare(sets, {"without": without_figures, "with": lambda: lambda: None})
+    if args.tables:
+        compare(sets, {"no": without_figure_tables, "yes": lambda: lambda: None})
+    else:
+        compare(sets, {"without": without_figures, "with": lambda: lambda: None})
 
 
 if __name__ == "__main__":

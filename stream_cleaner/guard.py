@@ -46,6 +46,12 @@ by that labeller's blocks outside the parts no run of prose is taken from (a lis
 service page of short items, with no run of prose for the guard; rule 26), and the cleaned
 document says so (`GuardReason.CORPUS_JOINED`).
 
+Then, in every labeller mode, `keep_figures`: a decision that still keeps fewer than
+`CORPUS_BELOW_WORDS` words gets back the page's longest run of table cells outside those parts
+when at least `FIGURE_TABLE_MIN_CELLS` of them, and `FIGURE_TABLE_MIN_SHARE`, are figures (a
+digit and no letter): a page of statistics, results or prices, whose figures count no words in
+any measure above (rule 60; `GuardReason.CONTENT_LOSS`).
+
 In ``article``, a page the page-type model types a forum with a probability of at least
 `ARTICLE_THREAD_PROBABILITY` is decided as ``auto`` decides it, by ``auto``'s labeller and
 rules (`threads_as_auto`, the pipeline's `_Run._label`): the article labeller drops a thread's
@@ -84,6 +90,7 @@ import numpy as np
 
 from ._native import native_module
 from .budget import check_deadline
+from .decide import has_words, is_figure
 from .document import Block
 from .labeller import FEATURE_NAMES, BlockLabeller
 from .page_structure import (
@@ -148,6 +155,15 @@ MAIN_MAX_PAGE_SHARE: float | None = None
 # Rule 25, which joined every block the corpus labeller keeps, cost Dragnet train 0.003-0.034
 # in the site folds: an article's readers' comments. ``None``: no join.
 CORPUS_BELOW_WORDS: int | None = 100
+# `keep_figures`: a decision keeping fewer than `CORPUS_BELOW_WORDS` words, after the guard and
+# `join_corpus`, gets back the page's longest run of consecutive table cells outside the parts
+# no run of prose is taken from, when at least `FIGURE_TABLE_MIN_CELLS` of them and at least
+# `FIGURE_TABLE_MIN_SHARE` are figures (a digit, no letter): a page of statistics, results or
+# prices, whose figures count no words. Rule 60 (`bench/table_figures.py --tables`).
+# ``None``: never.
+FIGURE_TABLE_MIN_CELLS: int | None = 50
+FIGURE_TABLE_MIN_SHARE = 0.5
+_CELL_TAGS = frozenset(("td", "th"))
 # The parts of a page no run of prose is taken from: class and id word groups, elements on the
 # tag path (the labeller's ``path_*`` columns), and the labeller's pattern columns.
 OUTSIDE_GROUPS = ("comment", "nav", "sidebar", "footer", "overlay")
@@ -685,6 +701,60 @@ def join_corpus(
     for i in joined:
         out[i] = True
     return out, GuardReason.CORPUS_JOINED
+
+
+def keep_figures(
+    content: Sequence[bool],
+    blocks: Sequence[Block],
+    features: np.ndarray,
+    main_in: np.ndarray | None,
+) -> tuple[list[bool], str | None]:
+    """The decision with the page's table of figures kept (`FIGURE_TABLE_MIN_CELLS`) where it
+    keeps fewer than `CORPUS_BELOW_WORDS` words (`GuardReason.CONTENT_LOSS`); else the
+    decision as it is and ``None`` (rule 60).
+
+    Args:
+        content: the decision per block, after the guard and `join_corpus`.
+        blocks: the page's blocks.
+        features: the rows the labeller read (`labeller.block_features` first).
+        main_in: which blocks are in the page's main element, or ``None``.
+    """
+    if FIGURE_TABLE_MIN_CELLS is None or CORPUS_BELOW_WORDS is None or not len(blocks):
+        return list(content), None
+    words = _words(features)  # first: most decisions keep enough, and this costs least
+    if float(words[np.asarray(content, dtype=bool)].sum()) >= CORPUS_BELOW_WORDS:
+        return list(content), None
+    cells = np.fromiter((b.tag in _CELL_TAGS for b in blocks), bool, len(blocks))
+    if cells.sum() < FIGURE_TABLE_MIN_CELLS:
+        return list(content), None
+    candidates = np.flatnonzero(cells)
+    around = levels_around_main(features, main_in) if main_in is not None else None
+    left_out = outside(blocks, features, candidates, around, BELOW_MAIN_GROUPS)
+    best: list[int] = []
+    run: list[int] = []
+    for i in [*candidates.tolist(), -2]:  # -2 ends the last run
+        if (run and i != run[-1] + 1) or i in left_out:
+            if len(run) > len(best) and _figure_table(blocks, run):
+                best = run
+            run = []
+        if i >= 0 and i not in left_out:
+            run.append(i)
+    if not best or all(content[i] for i in best):
+        return list(content), None
+    out = list(content)
+    for i in best:
+        out[i] = True
+    return out, GuardReason.CONTENT_LOSS
+
+
+def _figure_table(blocks: Sequence[Block], run: Sequence[int]) -> bool:
+    """Whether a run of table cells is a table of figures: `FIGURE_TABLE_MIN_CELLS` of its
+    cells or more, and `FIGURE_TABLE_MIN_SHARE` of them, hold a digit and no letter."""
+    assert FIGURE_TABLE_MIN_CELLS is not None
+    if len(run) < FIGURE_TABLE_MIN_CELLS:
+        return False
+    figures = sum(is_figure(t) and not has_words(t) for t in (blocks[i].text for i in run))
+    return figures >= max(FIGURE_TABLE_MIN_CELLS, FIGURE_TABLE_MIN_SHARE * len(run))
 
 
 def keep_headings(

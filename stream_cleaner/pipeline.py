@@ -53,6 +53,7 @@ from .guard import (
     guard_content,
     join_corpus,
     joins_corpus,
+    keep_figures,
     keep_headings,
     posts_in_comments,
     takes_auto,
@@ -538,6 +539,8 @@ class _Run:
                     content, blocks, rows, main_in, corpus, deadline=self.deadline
                 )
                 self.guard = joined or self.guard
+            content, figures = keep_figures(content, blocks, rows, main_in)
+            self.guard = figures or self.guard
         if mode == "auto":
             content = drop_repeats(keep_headings(content, blocks, rows), blocks)
             content = drop_calls_to_action(content, blocks, rows)

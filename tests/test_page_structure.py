@@ -491,6 +491,67 @@ def test_a_decision_of_a_few_words_is_joined_by_the_corpus_labeller(default_mode
     assert guard.join_corpus(heading, blocks, features, main_in, corpus) == (heading, None)
 
 
+def _batting(players: int) -> str:
+    """A table of batting figures: a header row, then a row of nine cells a player, the
+    player's name linked."""
+    rows = "".join(
+        f"<tr><td>{i}</td><td><a href='/p/{i}'>Player, {chr(65 + i)}</a></td><td>{100 + i}</td>"
+        f"<td>{30 + i}</td><td>.{300 + i}</td><td>.{350 + i}</td><td>.{400 + i}</td>"
+        f"<td>{i % 7}</td><td>{i * 3}</td></tr>"
+        for i in range(1, players + 1)
+    )
+    names = ("Rank", "Player", "G", "AB", "AVG", "OBP", "SLG", "HR", "RBI")
+    return f"<table><tr>{''.join(f'<th>{h}</th>' for h in names)}</tr>{rows}</table>"
+
+
+def test_a_page_of_figures_keeps_its_table(tiny_model, monkeypatch):
+    """Rule 60: a table of figures counts no words, so neither the guard's run nor
+    `join_corpus` sees it; a decision that keeps almost nothing gets the table back."""
+    page = (
+        "<body><nav><table>" + "".join(f"<tr><td>{y}</td></tr>" for y in range(1990, 2050))
+        + f"</table></nav><h1>Batting, 2019</h1>{_batting(10)}<footer><p>Data by the league."
+        "</p></footer></body>"
+    )  # fmt: skip
+    blocks = parse_blocks(page)
+    features = _features(blocks, tiny_model)
+    texts = [b.text for b in blocks]
+    table = [i for i, b in enumerate(blocks) if b.tag in ("td", "th") and "nav" not in b.tag_path]
+    assert len(table) == 99
+    heading = [t == "Batting, 2019" for t in texts]
+    kept, why = guard.keep_figures(heading, blocks, features, None)
+    assert why == GuardReason.CONTENT_LOSS
+    # the table, header row too, and not the years of the menu's table nor the footer
+    assert [i for i, k in enumerate(kept) if k] == [texts.index("Batting, 2019"), *table]
+    # in the pipeline, where `auto`'s labeller keeps the heading and the names: every figure
+    # reaches the text, and the record says why
+    doc = clean_document(RawDocument(body=page), settings=CleanerSettings(mode="auto"))
+    assert ".310" in doc.text.split() and "RBI" in doc.text.split()
+    assert "1990" not in doc.text.split() and doc.guard == GuardReason.CONTENT_LOSS
+    monkeypatch.setattr(guard, "FIGURE_TABLE_MIN_CELLS", None)
+    doc = clean_document(RawDocument(body=page), settings=CleanerSettings(mode="auto"))
+    assert ".310" not in doc.text.split() and doc.guard is None
+    monkeypatch.undo()
+    # a decision of enough words, a table of too few figures, or a table of words: no change
+    monkeypatch.setattr(guard, "CORPUS_BELOW_WORDS", 1)
+    assert guard.keep_figures(heading, blocks, features, None) == (heading, None)
+    monkeypatch.undo()
+    small = parse_blocks(f"<body><h1>Batting</h1>{_batting(5)}</body>")
+    small_heading = [b.text == "Batting" for b in small]
+    assert guard.keep_figures(small_heading, small, _features(small, tiny_model), None) == (
+        small_heading,
+        None,
+    )
+    words = parse_blocks(
+        "<body><h1>Towns</h1><table>"
+        + "".join(f"<tr><td>Town {i}</td><td>River {i}</td><td>{i}</td></tr>" for i in range(40))
+        + "</table></body>"
+    )
+    none = [False] * len(words)
+    assert guard.keep_figures(none, words, _features(words, tiny_model), None) == (none, None)
+    monkeypatch.setattr(guard, "FIGURE_TABLE_MIN_CELLS", None)
+    assert guard.keep_figures(heading, blocks, features, None) == (heading, None)
+
+
 # a fresh interpreter whose bundled labeller of one mode is missing (a broken install): what
 # cleaning a page in another mode does
 _BROKEN_INSTALL = """
