@@ -5,12 +5,14 @@ with ``--lead-ins`` (rule 56), the block before a block of code (`guard.GAP_FREE
 with ``--unlinked`` (rules 57 and 58), unlinked headings and list items counted or not
 (`guard.GAP_FREE_UNLINKED_COLUMNS`), in every mode (rule 57: ``--modes auto,corpus,article``)
 or in the shipped `guard.GAP_FREE_UNLINKED_MODES` (rule 58); with ``--colons`` (rule 59), a block
-ending with a colon joining the run or not, in every mode (`guard.RUN_ENDS_WITH_COLON`).
+ending with a colon joining the run or not, in every mode (`guard.RUN_ENDS_WITH_COLON`); with
+``--corpus-join`` (rule 61), `guard.join_corpus` in `auto` alone or in `article` too.
 Each variant in one process, on the training sets (the 2026 pages in `auto` out of fold) or,
 with ``--test``, the test sets; the columns of `table_figures.compare`.
 
     PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] [--gaps 2,4,8 | --code | --lead-ins]
     PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] --unlinked [--modes MODES] | --colons
+    PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] --corpus-join
 """
 
 from __future__ import annotations
@@ -43,9 +45,14 @@ def main() -> None:
     parser.add_argument("--unlinked", action="store_true", help="rules 57, 58: headings, lists")
     parser.add_argument("--colons", action="store_true", help="rule 59: colons end a run's block")
     parser.add_argument("--modes", help="with --unlinked, the modes it applies in")
+    parser.add_argument("--corpus-join", action="store_true", help="rule 61: join in article")
     args = parser.parse_args()
     sets = TEST if args.test else TRAINING
-    if args.colons:
+    if args.corpus_join:
+        both = ("auto", "article")
+        compare(sets, {"auto": guard_setting("CORPUS_JOIN_MODES", ("auto",)),
+                       "article": guard_setting("CORPUS_JOIN_MODES", both)})  # fmt: skip
+    elif args.colons:
         compare(sets, {"no": guard_setting("RUN_ENDS_WITH_COLON", False),
                        "yes": guard_setting("RUN_ENDS_WITH_COLON", True)})  # fmt: skip
     elif args.unlinked:

@@ -155,6 +155,10 @@ MAIN_MAX_PAGE_SHARE: float | None = None
 # Rule 25, which joined every block the corpus labeller keeps, cost Dragnet train 0.003-0.034
 # in the site folds: an article's readers' comments. ``None``: no join.
 CORPUS_BELOW_WORDS: int | None = 100
+# The modes whose decisions `join_corpus` may join: `auto` (rule 26). Rule 61 (`bench/run_gap.py
+# --corpus-join`) added `article` and was turned down: a short article's page (Dragnet's briefs
+# of 11 to 78 words) keeps fewer than 100 words rightly, and the join adds its teasers.
+CORPUS_JOIN_MODES: tuple[str, ...] = ("auto",)
 # `keep_figures`: a decision keeping fewer than `CORPUS_BELOW_WORDS` words, after the guard and
 # `join_corpus`, gets back the page's longest run of consecutive table cells outside the parts
 # no run of prose is taken from, when at least `FIGURE_TABLE_MIN_CELLS` of them and at least
@@ -432,7 +436,7 @@ def unlinked_gap(mode: str) -> bool:
 def joins_corpus(mode: str) -> bool:
     """Whether some pages of ``mode`` are joined by the `corpus` labeller's blocks
     (`join_corpus`), so that its labeller is needed too."""
-    return mode == "auto" and CORPUS_BELOW_WORDS is not None
+    return mode in CORPUS_JOIN_MODES and CORPUS_BELOW_WORDS is not None
 
 
 def takes_auto(mode: str) -> bool:
