@@ -901,7 +901,7 @@ test, the multilingual sets) was read:
    GoogleTrends test (no page changes); `article` CleanEval test 0.8933 / 0.8934 (3 pages),
    the others unchanged. MultiBoilerNet's rows unchanged: `auto` 0.828 / 0.847 / 0.911,
    `article` 0.729 / 0.828 / 0.892.
-60. Written 2026-12-02 (04:58), before its figures, after reading again why `auto` loses
+60. Written 2026-12-02 (04:24), before its figures, after reading again why `auto` loses
    GoogleTrends test's gt_147 (docs/evaluation.md, rules 50 and 51): a table of batting
    figures, 1,579 cells, whose gold is the table. The labeller drops its cells, and every
    measure of what a page holds that the guard and `join_corpus` read counts words, where a
@@ -931,7 +931,7 @@ test, the multilingual sets) was read:
    estimates: nothing beyond those pages; no page of the held sets but two from one site has
    a table of figures as its only content. It costs 12 microseconds a page on CleanEval test
    (a page where the decision keeps 100 words stops at that count).
-61. Written 2026-12-02 (04:41), before its figures: `join_corpus` in `article` too. `article`
+61. Written 2026-12-02 (04:36), before its figures: `join_corpus` in `article` too. `article`
    still loses the main content of 3 of CleanEval dev's 58 pages and 4 of the 2026 pages (a
    product, a listing, a collection), pages of short items with no run of prose, the kind
    `join_corpus` (rule 26) takes back in `auto`; `article`'s guard has nothing for them.
