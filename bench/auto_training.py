@@ -951,6 +951,14 @@ test, the multilingual sets) was read:
    unchanged; the 2026 pages 0.7675 / 0.7718, snippet F1 0.8240 / 0.8253, lost 4 / 4. A
    decision of under 100 words is no sign of lost content in `article`, where a short news
    item is a whole page's content. The test sets were not read.
+62. Written 2026-12-02 (04:45), after rule 61's figures, before its own: rule 61 where
+   `article` keeps nothing at all. A short news item is a whole page's content; an empty
+   output never is while another labeller finds content on the page: CleanEval dev's page
+   52, a newspaper's list of book reviews, comes out of `article` empty (the corpus labeller
+   keeps its items). Candidate: in `article`, a decision that keeps no word (`guard._words`)
+   is joined by the `corpus` labeller's blocks as rule 61 joins them
+   (`guard.CORPUS_JOIN_EMPTY_MODES`; the limit is no tuned figure: nothing). Selection and
+   checks as rule 61's, fixed now.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura,readability --save-outputs \
