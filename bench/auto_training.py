@@ -959,6 +959,13 @@ test, the multilingual sets) was read:
    is joined by the `corpus` labeller's blocks as rule 61 joins them
    (`guard.CORPUS_JOIN_EMPTY_MODES`; the limit is no tuned figure: nothing). Selection and
    checks as rule 61's, fixed now.
+   Shipped (`guard.CORPUS_JOIN_EMPTY_MODES`, `guard.corpus_join_below`). `bench/run_gap.py
+   --corpus-join-empty`, without / with, `article` (`auto` and `corpus` unchanged): CleanEval
+   dev 0.8613 / 0.8778, lost 3 / 2 (page 52 saved); the Dragnet train split and GoogleTrends
+   train unchanged; the 2026 pages 0.7675 / 0.7688, snippet F1 0.8240 / 0.8242, 3 pages
+   changed, lost 4 / 4. Read once (`--test`): CleanEval test 0.8934 / 0.8941 (3 pages
+   changed, 15 / 15 lost), the Dragnet test split and GoogleTrends test unchanged.
+   MultiBoilerNet's `article` rows unchanged (0.729 / 0.828 / 0.892).
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura,readability --save-outputs \

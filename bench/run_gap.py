@@ -6,13 +6,14 @@ with ``--unlinked`` (rules 57 and 58), unlinked headings and list items counted 
 (`guard.GAP_FREE_UNLINKED_COLUMNS`), in every mode (rule 57: ``--modes auto,corpus,article``)
 or in the shipped `guard.GAP_FREE_UNLINKED_MODES` (rule 58); with ``--colons`` (rule 59), a block
 ending with a colon joining the run or not, in every mode (`guard.RUN_ENDS_WITH_COLON`); with
-``--corpus-join`` (rule 61), `guard.join_corpus` in `auto` alone or in `article` too.
+``--corpus-join`` (rule 61), `guard.join_corpus` in `auto` alone or in `article` too; with
+``--corpus-join-empty`` (rule 62), in `article` where its decision keeps no word, or not.
 Each variant in one process, on the training sets (the 2026 pages in `auto` out of fold) or,
 with ``--test``, the test sets; the columns of `table_figures.compare`.
 
     PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] [--gaps 2,4,8 | --code | --lead-ins]
     PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] --unlinked [--modes MODES] | --colons
-    PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] --corpus-join
+    PYTHONPATH=$PWD .venv/bin/python bench/run_gap.py [--test] --corpus-join | --corpus-join-empty
 """
 
 from __future__ import annotations
@@ -46,9 +47,15 @@ def main() -> None:
     parser.add_argument("--colons", action="store_true", help="rule 59: colons end a run's block")
     parser.add_argument("--modes", help="with --unlinked, the modes it applies in")
     parser.add_argument("--corpus-join", action="store_true", help="rule 61: join in article")
+    parser.add_argument(
+        "--corpus-join-empty", action="store_true", help="rule 62: join an empty article"
+    )
     args = parser.parse_args()
     sets = TEST if args.test else TRAINING
-    if args.corpus_join:
+    if args.corpus_join_empty:
+        compare(sets, {"no": guard_setting("CORPUS_JOIN_EMPTY_MODES", ()),
+                       "yes": guard_setting("CORPUS_JOIN_EMPTY_MODES", ("article",))})  # fmt: skip
+    elif args.corpus_join:
         both = ("auto", "article")
         compare(sets, {"auto": guard_setting("CORPUS_JOIN_MODES", ("auto",)),
                        "article": guard_setting("CORPUS_JOIN_MODES", both)})  # fmt: skip

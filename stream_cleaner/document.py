@@ -158,10 +158,12 @@ class CleanedDocument:
         title: the text of the page's ``<title>`` (`parse.page_title`); ``""`` when it has
             none, and for plain text.
         guard: why the content-loss guard changed the labeller's decision
-            (`guard.GuardReason`: ``content_loss``, the page's longest run of prose was
-            dropped and is kept; ``corpus_joined``, in ``auto``, the decision kept fewer
-            words than `guard.CORPUS_BELOW_WORDS` and the corpus labeller's blocks outside
-            comments, menus, sidebars, footers and overlays are kept too; ``thread``, in
+            (`guard.GuardReason`: ``content_loss``, the page's longest run of prose (or,
+            where the decision kept almost nothing, its table of figures) was dropped and is
+            kept; ``corpus_joined``, in ``auto``, the decision kept fewer words than
+            `guard.CORPUS_BELOW_WORDS` (in ``article``, no word) and the corpus labeller's
+            blocks outside comments, menus, sidebars, footers and overlays are kept too;
+            ``thread``, in
             ``article``, a page typed a forum with a probability of at least
             `guard.ARTICLE_THREAD_PROBABILITY` is decided as ``auto`` decides it, its posts
             kept), or ``None`` when it did not.

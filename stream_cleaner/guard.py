@@ -44,7 +44,8 @@ After the guard, for ``auto``, `join_corpus`: a decision that still keeps fewer 
 `CORPUS_BELOW_WORDS` words, where the `corpus` labeller keeps at least twice as many, is joined
 by that labeller's blocks outside the parts no run of prose is taken from (a listing or a
 service page of short items, with no run of prose for the guard; rule 26), and the cleaned
-document says so (`GuardReason.CORPUS_JOINED`).
+document says so (`GuardReason.CORPUS_JOINED`). In ``article``, only a decision that keeps no
+word at all (`CORPUS_JOIN_EMPTY_MODES`, rule 62): a news item of a few lines is a whole page.
 
 Then, in every labeller mode, `keep_figures`: a decision that still keeps fewer than
 `CORPUS_BELOW_WORDS` words gets back the page's longest run of table cells outside those parts
@@ -159,6 +160,10 @@ CORPUS_BELOW_WORDS: int | None = 100
 # --corpus-join`) added `article` and was turned down: a short article's page (Dragnet's briefs
 # of 11 to 78 words) keeps fewer than 100 words rightly, and the join adds its teasers.
 CORPUS_JOIN_MODES: tuple[str, ...] = ("auto",)
+# And the modes whose decisions it joins only when they keep no word at all (an empty page while
+# the corpus labeller finds content): rule 62 (`bench/run_gap.py --corpus-join-empty`).
+CORPUS_JOIN_EMPTY_MODES: tuple[str, ...] = ("article",)
+_ANY_WORD = 1e-6  # a decision keeping less keeps no word
 # `keep_figures`: a decision keeping fewer than `CORPUS_BELOW_WORDS` words, after the guard and
 # `join_corpus`, gets back the page's longest run of consecutive table cells outside the parts
 # no run of prose is taken from, when at least `FIGURE_TABLE_MIN_CELLS` of them and at least
@@ -436,7 +441,18 @@ def unlinked_gap(mode: str) -> bool:
 def joins_corpus(mode: str) -> bool:
     """Whether some pages of ``mode`` are joined by the `corpus` labeller's blocks
     (`join_corpus`), so that its labeller is needed too."""
-    return mode in CORPUS_JOIN_MODES and CORPUS_BELOW_WORDS is not None
+    return corpus_join_below(mode) is not None
+
+
+def corpus_join_below(mode: str) -> float | None:
+    """The words under which a decision of ``mode`` is joined by the `corpus` labeller's
+    blocks (`join_corpus`): `CORPUS_BELOW_WORDS` in `CORPUS_JOIN_MODES`, any word at all in
+    `CORPUS_JOIN_EMPTY_MODES` (rule 62); ``None``: never."""
+    if CORPUS_BELOW_WORDS is None:
+        return None
+    if mode in CORPUS_JOIN_MODES:
+        return CORPUS_BELOW_WORDS
+    return _ANY_WORD if mode in CORPUS_JOIN_EMPTY_MODES else None
 
 
 def takes_auto(mode: str) -> bool:
@@ -666,9 +682,11 @@ def join_corpus(
     corpus: BlockLabeller,
     *,
     deadline: float | None = None,
+    below: float | None = None,
 ) -> tuple[list[bool], str | None]:
-    """The decision joined by the ``corpus`` labeller's where it keeps fewer than
-    `CORPUS_BELOW_WORDS` words and that labeller at least twice as many (`GuardReason
+    """The decision joined by the ``corpus`` labeller's where it keeps fewer than ``below``
+    words (``None``: `CORPUS_BELOW_WORDS`; a mode's: `corpus_join_below`) and that labeller
+    at least twice as many (`GuardReason
     .CORPUS_JOINED`), with none of its blocks in the parts no run of prose is taken from
     (`outside`, names other than a comment's counting only below the main element when
     ``main_in`` says where it is); else the decision as it is and ``None``.
@@ -683,12 +701,13 @@ def join_corpus(
         deadline: past it (`budget`), `budget.TimeBudgetExceeded`: the corpus labeller's
             trees and the parts left out cost a few milliseconds on a page of 20,000 blocks.
     """
-    if CORPUS_BELOW_WORDS is None or not len(blocks):
+    limit = CORPUS_BELOW_WORDS if below is None else below
+    if limit is None or not len(blocks):
         return list(content), None
     words = _words(features)
     keep = np.asarray(content, dtype=bool)
     kept = float(words[keep].sum())
-    if kept >= CORPUS_BELOW_WORDS:
+    if kept >= limit:
         return list(content), None
     rows = np.ascontiguousarray(features[:, : len(FEATURE_NAMES)])
     theirs = corpus.predict(rows, deadline=deadline)

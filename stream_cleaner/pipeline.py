@@ -46,6 +46,7 @@ from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .filters import REGISTRY
 from .guard import (
     GuardReason,
+    corpus_join_below,
     drop_calls_to_action,
     drop_comments,
     drop_dialogs,
@@ -536,8 +537,9 @@ class _Run:
             if joins_corpus(mode):
                 corpus = load_labeller("corpus")
                 content, joined = join_corpus(
-                    content, blocks, rows, main_in, corpus, deadline=self.deadline
-                )
+                    content, blocks, rows, main_in, corpus, deadline=self.deadline,
+                    below=corpus_join_below(mode),
+                )  # fmt: skip
                 self.guard = joined or self.guard
             content, figures = keep_figures(content, blocks, rows, main_in)
             self.guard = figures or self.guard

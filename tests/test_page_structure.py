@@ -485,6 +485,18 @@ def test_a_decision_of_a_few_words_is_joined_by_the_corpus_labeller(default_mode
     goods = [t in GOODS for t in texts]
     assert guard.join_corpus(goods, blocks, features, main_in, corpus) == (goods, None)
     # a decision of more words than the limit, or no limit: left as it is
+    # in `article` (rule 62), only a decision keeping no word: the heading alone stays as it is
+    below = guard.corpus_join_below("article")
+    assert guard.corpus_join_below("auto") == guard.CORPUS_BELOW_WORDS > below > 0
+    assert guard.corpus_join_below("corpus") is None and guard.joins_corpus("article")
+    assert guard.join_corpus(heading, blocks, features, None, corpus, below=below) == (
+        heading,
+        None,
+    )
+    nothing = [False] * len(blocks)
+    kept, why = guard.join_corpus(nothing, blocks, features, None, corpus, below=below)
+    assert why == GuardReason.CORPUS_JOINED
+    assert [t for t, k in zip(texts, kept, strict=True) if k] == GOODS  # no comment
     monkeypatch.setattr(guard, "CORPUS_BELOW_WORDS", 3)
     assert guard.join_corpus(heading, blocks, features, main_in, corpus) == (heading, None)
     monkeypatch.setattr(guard, "CORPUS_BELOW_WORDS", None)
@@ -575,6 +587,7 @@ else:
         ("auto", "corpus", "guard", "set-up error"),  # `join_corpus` may need it on any page
         ("auto", "corpus", "no-guard", "None"),  # never needed
         ("article", "auto", "guard", "set-up error"),  # a likely thread is decided as auto
+        ("article", "corpus", "guard", "set-up error"),  # an empty decision is joined
         ("article", "auto", "no-guard", "None"),
     ],
 )
@@ -1114,10 +1127,11 @@ def test_auto_joins_a_decision_of_nothing_with_the_corpus_labellers_and_says_so(
     off = clean_document(SHOP, settings=settings.with_options(content_guard=False),
                          model=default_model)  # fmt: skip
     assert off.guard is None and off.text == ""
-    # only auto joins: article mode with the same labeller keeps nothing
+    # article mode with the same labeller keeps no word either, so it is joined too (rule 62;
+    # a decision keeping a few words is not: `test_a_decision_of_a_few_words_is_joined_...`)
     article = clean_document(SHOP, settings=settings.with_options(mode="article"),
                              model=default_model)  # fmt: skip
-    assert article.guard is None and article.text == ""
+    assert article.guard == GuardReason.CORPUS_JOINED and article.text.splitlines() == GOODS
 
 
 def test_native_page_scores_equal_the_reference():

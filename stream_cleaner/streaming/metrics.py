@@ -215,10 +215,10 @@ class WorkerMetrics:
         self.documents_guarded = Counter(
             PREFIX + "documents_guarded",
             "Cleaned documents whose labeller decision the content-loss guard changed, by why "
-            "(content_loss: the page's longest run of running text had been dropped and is "
-            "kept; corpus_joined: the decision kept almost nothing, the corpus "
-            "labeller's blocks joined it; thread: in article mode, a likely forum thread "
-            "decided as auto decides it).",
+            "(content_loss: the page's longest run of running text, or its table of figures, "
+            "had been dropped and is kept; corpus_joined: the decision kept almost nothing, "
+            "the corpus labeller's blocks joined it; thread: in article mode, a likely forum "
+            "thread decided as auto decides it).",
             ["guard"],
             registry=r,
         )

@@ -154,7 +154,7 @@
       facts.push("Page type: " + result.page_type + " (confidence " + Math.round(result.page_type_confidence * 100) + "%).");
     }
     if (result.guard === "content_loss") {
-      facts.push("Content guard: the labeller dropped the page's longest run of prose; the guard kept it.");
+      facts.push("Content guard: the labeller dropped the page's longest run of prose (or its table of figures); the guard kept it.");
     } else if (result.guard === "corpus_joined") {
       facts.push("Content guard: the labeller kept almost nothing; the corpus labeller's blocks joined it.");
     } else if (result.guard === "thread") {
