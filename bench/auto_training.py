@@ -1326,7 +1326,7 @@ def guarded(
             main_in = page.features[:, MAIN_IN_COLUMN] > 0 if what == "main" else None
             p = None if forum is None else float(forum[i])
             chosen, _ = guard_module.guard_content(
-                list(keep), page.blocks, page.features, main_in, p
+                list(keep), page.blocks, page.features, main_in, p, mode="auto"
             )
             out.append(np.asarray(chosen))
         return out
