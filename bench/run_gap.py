@@ -19,22 +19,10 @@ with ``--test``, the test sets; the columns of `table_figures.compare`.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
-from table_figures import TEST, TRAINING, Patch, compare
+from table_figures import TEST, TRAINING, compare, guard_setting
 
 from stream_cleaner import guard
-
-
-def guard_setting(name: str, value: object) -> Patch:
-    """The variant with `guard`'s ``name`` set to ``value``."""
-
-    def apply() -> Callable[[], None]:
-        shipped = getattr(guard, name)
-        setattr(guard, name, value)
-        return lambda: setattr(guard, name, shipped)
-
-    return apply
 
 
 def main() -> None:

@@ -122,15 +122,15 @@ def without_figures() -> Callable[[], None]:
     return undo
 
 
-def without_figure_tables() -> Callable[[], None]:
-    """`guard.keep_figures` off (rule 60): no table of figures kept back."""
-    shipped = guard.FIGURE_TABLE_MIN_CELLS
-    guard.FIGURE_TABLE_MIN_CELLS = None
+def guard_setting(name: str, value: object) -> Patch:
+    """The variant with `guard`'s ``name`` set to ``value``."""
 
-    def undo() -> None:
-        guard.FIGURE_TABLE_MIN_CELLS = shipped
+    def apply() -> Callable[[], None]:
+        shipped = getattr(guard, name)
+        setattr(guard, name, value)
+        return lambda: setattr(guard, name, shipped)
 
-    return undo
+    return apply
 
 
 def main() -> None:
@@ -143,7 +143,8 @@ def main() -> None:
     if args.sets:
         sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
     if args.tables:
-        compare(sets, {"no": without_figure_tables, "yes": lambda: lambda: None})
+        compare(sets, {"no": guard_setting("FIGURE_TABLE_MIN_CELLS", None),
+                       "yes": lambda: lambda: None})  # fmt: skip
     else:
         compare(sets, {"without": without_figures, "with": lambda: lambda: None})
 

@@ -682,11 +682,10 @@ def join_corpus(
     corpus: BlockLabeller,
     *,
     deadline: float | None = None,
-    below: float | None = None,
+    mode: str = "auto",
 ) -> tuple[list[bool], str | None]:
-    """The decision joined by the ``corpus`` labeller's where it keeps fewer than ``below``
-    words (``None``: `CORPUS_BELOW_WORDS`; a mode's: `corpus_join_below`) and that labeller
-    at least twice as many (`GuardReason
+    """The decision joined by the ``corpus`` labeller's where it keeps fewer words than
+    ``mode``'s `corpus_join_below` and that labeller at least twice as many (`GuardReason
     .CORPUS_JOINED`), with none of its blocks in the parts no run of prose is taken from
     (`outside`, names other than a comment's counting only below the main element when
     ``main_in`` says where it is); else the decision as it is and ``None``.
@@ -700,8 +699,9 @@ def join_corpus(
         corpus: the `corpus` mode's labeller.
         deadline: past it (`budget`), `budget.TimeBudgetExceeded`: the corpus labeller's
             trees and the parts left out cost a few milliseconds on a page of 20,000 blocks.
+        mode: the cleaning mode, whose limit it reads (`corpus_join_below`).
     """
-    limit = CORPUS_BELOW_WORDS if below is None else below
+    limit = corpus_join_below(mode)
     if limit is None or not len(blocks):
         return list(content), None
     words = _words(features)
@@ -753,30 +753,25 @@ def keep_figures(
     candidates = np.flatnonzero(cells)
     around = levels_around_main(features, main_in) if main_in is not None else None
     left_out = outside(blocks, features, candidates, around, BELOW_MAIN_GROUPS)
-    best: list[int] = []
-    run: list[int] = []
-    for i in [*candidates.tolist(), -2]:  # -2 ends the last run
-        if (run and i != run[-1] + 1) or i in left_out:
-            if len(run) > len(best) and _figure_table(blocks, run):
-                best = run
-            run = []
-        if i >= 0 and i not in left_out:
-            run.append(i)
-    if not best or all(content[i] for i in best):
+    # runs of consecutive cells: a cell left out breaks one as any other block does
+    kept = np.asarray([i for i in candidates.tolist() if i not in left_out], dtype=np.int_)
+    runs = np.split(kept, np.flatnonzero(np.diff(kept) != 1) + 1)
+    best = max((r for r in runs if _figure_table(blocks, r)), key=len, default=None)
+    if best is None or all(content[i] for i in best.tolist()):
         return list(content), None
     out = list(content)
-    for i in best:
+    for i in best.tolist():
         out[i] = True
     return out, GuardReason.CONTENT_LOSS
 
 
-def _figure_table(blocks: Sequence[Block], run: Sequence[int]) -> bool:
+def _figure_table(blocks: Sequence[Block], run: np.ndarray) -> bool:
     """Whether a run of table cells is a table of figures: `FIGURE_TABLE_MIN_CELLS` of its
     cells or more, and `FIGURE_TABLE_MIN_SHARE` of them, hold a digit and no letter."""
     assert FIGURE_TABLE_MIN_CELLS is not None
     if len(run) < FIGURE_TABLE_MIN_CELLS:
         return False
-    figures = sum(is_figure(t) and not has_words(t) for t in (blocks[i].text for i in run))
+    figures = sum(is_figure(t) and not has_words(t) for t in (blocks[i].text for i in run.tolist()))
     return figures >= max(FIGURE_TABLE_MIN_CELLS, FIGURE_TABLE_MIN_SHARE * len(run))
 
 

@@ -46,7 +46,6 @@ from .document import Block, CleanedDocument, RawDocument, ScoredSentence
 from .filters import REGISTRY
 from .guard import (
     GuardReason,
-    corpus_join_below,
     drop_calls_to_action,
     drop_comments,
     drop_dialogs,
@@ -537,9 +536,8 @@ class _Run:
             if joins_corpus(mode):
                 corpus = load_labeller("corpus")
                 content, joined = join_corpus(
-                    content, blocks, rows, main_in, corpus, deadline=self.deadline,
-                    below=corpus_join_below(mode),
-                )  # fmt: skip
+                    content, blocks, rows, main_in, corpus, deadline=self.deadline, mode=mode
+                )
                 self.guard = joined or self.guard
             content, figures = keep_figures(content, blocks, rows, main_in)
             self.guard = figures or self.guard

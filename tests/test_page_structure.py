@@ -489,12 +489,12 @@ def test_a_decision_of_a_few_words_is_joined_by_the_corpus_labeller(default_mode
     below = guard.corpus_join_below("article")
     assert guard.corpus_join_below("auto") == guard.CORPUS_BELOW_WORDS > below > 0
     assert guard.corpus_join_below("corpus") is None and guard.joins_corpus("article")
-    assert guard.join_corpus(heading, blocks, features, None, corpus, below=below) == (
+    assert guard.join_corpus(heading, blocks, features, None, corpus, mode="article") == (
         heading,
         None,
     )
     nothing = [False] * len(blocks)
-    kept, why = guard.join_corpus(nothing, blocks, features, None, corpus, below=below)
+    kept, why = guard.join_corpus(nothing, blocks, features, None, corpus, mode="article")
     assert why == GuardReason.CORPUS_JOINED
     assert [t for t, k in zip(texts, kept, strict=True) if k] == GOODS  # no comment
     monkeypatch.setattr(guard, "CORPUS_BELOW_WORDS", 3)
