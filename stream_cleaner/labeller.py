@@ -582,6 +582,10 @@ _MAX_ROWS = 2_048
 # Trees at most this deep are also laid out complete for the native walk (`_complete_layout`:
 # 2 ** depth leaves a tree, 2 kB at depth 7); deeper ones keep the node arrays alone.
 _COMPLETE_MAX_DEPTH = 8
+# Fewer rows than this are walked in the trees' preorder layout (`_preorder_layout`), more in
+# the complete one: eight rows walk together there, one row reads a cold ensemble faster here
+# (a page's type: 350 trees, one row).
+_FEW_ROWS = 8
 
 
 class TreeEnsemble:
@@ -611,6 +615,8 @@ class TreeEnsemble:
             else None
         )
         self._columns_read = int(self.feature.max()) + 1 if len(self.feature) else 0
+        # the trees in preorder, for the native walk of a few rows (`_preorder_layout`)
+        self.preorder = _preorder_layout(self) if native_module("trees") is not None else None
 
     def leaf_values(self, features: np.ndarray) -> np.ndarray:
         """The leaf value of every tree for every row: shape (rows, trees)."""
@@ -646,6 +652,12 @@ class TreeEnsemble:
             raise ValueError("fewer feature columns than the trees read")
         return np.ascontiguousarray(features.T, dtype=np.float64)
 
+    def _rows(self, features: np.ndarray) -> np.ndarray:
+        """The rows as the native walk of the preorder layout reads them."""
+        if features.shape[1] < self._columns_read:
+            raise ValueError("fewer feature columns than the trees read")
+        return np.ascontiguousarray(features, dtype=np.float64)
+
     def raw_scores(self, features: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
         """Summed leaf values: shape (rows,), or (rows, num_class) for a multiclass model.
 
@@ -658,6 +670,10 @@ class TreeEnsemble:
                 parts.append(self.raw_scores(features[i : i + _MAX_ROWS]))
             return np.concatenate(parts)
         fast = native_module("trees")
+        if fast is not None and self.preorder is not None and len(features) < _FEW_ROWS:
+            return fast.raw_scores_preorder(
+                self._rows(features), *self.preorder, self.num_class
+            )  # fmt: skip
         if fast is not None and self.complete is not None:  # walked and summed in one call
             feature, split, leaf_value = self.complete
             return fast.raw_scores_complete(
@@ -725,6 +741,43 @@ def _complete_layout(trees: TreeEnsemble, depth: int) -> tuple[np.ndarray, np.nd
         np.ascontiguousarray(np.concatenate(features, axis=1), dtype=np.intc),
         np.ascontiguousarray(np.concatenate(splits, axis=1), dtype=np.float64),
         np.ascontiguousarray(trees.value[nodes], dtype=np.float64),
+    )
+
+
+def _preorder_layout(trees: TreeEnsemble) -> tuple[np.ndarray, ...]:
+    """The trees in preorder, for ``_native/trees.pyx``'s ``raw_scores_preorder`` (a few
+    rows): per node the feature (int32; -1 at a leaf), the split (at a leaf its value) and
+    the index of its right child (int32; the left one follows its parent), and each tree's
+    root, the trees one after another. A leaf is a node that points to itself."""
+    children = trees.children.reshape(-1, 2).tolist()
+    feature, split, value = trees.feature.tolist(), trees.split.tolist(), trees.value.tolist()
+    out_feature: list[int] = []
+    out_split: list[float] = []
+    right: list[int] = []
+    roots: list[int] = []
+    for root in trees.roots.tolist():
+        roots.append(len(out_feature))
+        stack = [(root, -1)]  # (spec node, the preorder node whose right child it is)
+        while stack:
+            node, parent = stack.pop()
+            if parent >= 0:
+                right[parent] = len(out_feature)
+            left_child, right_child = children[node]
+            if left_child == node and right_child == node:
+                out_feature.append(-1)
+                out_split.append(value[node])
+                right.append(-1)
+                continue
+            out_feature.append(feature[node])
+            out_split.append(split[node])
+            right.append(-1)
+            stack.append((right_child, len(out_feature) - 1))
+            stack.append((left_child, -1))  # next: the node after its parent
+    return (
+        np.asarray(out_feature, dtype=np.intc),
+        np.asarray(out_split, dtype=np.float64),
+        np.asarray(right, dtype=np.intc),
+        np.asarray(roots, dtype=np.intc),
     )
 
 

@@ -746,9 +746,16 @@ def _walks_equal_numpy(native, ensembles, rng, monkeypatch, vector):
             per_class = reference.reshape(rows, len(trees.roots) // k, k)
             expected = reference.sum(axis=1) if k == 1 else per_class.sum(axis=1)
             assert sums.tobytes() == expected.tobytes()
+            # a few rows (a page's type) walk the preorder layout, the same sums
+            preorder = native["trees"].raw_scores_preorder(
+                features, *trees.preorder, trees.num_class
+            )
+            assert preorder.tobytes() == expected.tobytes()
             assert trees.raw_scores(features).tobytes() == expected.tobytes()
         with pytest.raises(ValueError, match="fewer feature columns"):
             trees.leaf_values(np.zeros((2, 3)))
+        with pytest.raises(ValueError, match="fewer feature columns"):
+            trees.raw_scores(np.zeros((1, 3)))  # the preorder walk's rows
 
 
 def test_native_walk_and_sums_in_one_call_add_as_numpy_does(native):
@@ -822,8 +829,35 @@ def test_native_tree_walk_keeps_deep_trees_in_node_arrays(native, monkeypatch):
     assert trees.depth > labeller._COMPLETE_MAX_DEPTH and trees.complete is None
     features = np.random.default_rng(4).normal(scale=3.0, size=(37, trees._columns_read))
     fast = trees.leaf_values(features)
+    few = trees.raw_scores(features[:3])  # fewer than `_FEW_ROWS`: the preorder walk
     monkeypatch.setattr(labeller, "native_module", lambda name: None)
     assert np.array_equal(fast, trees.leaf_values(features))
+    assert few.tobytes() == trees.raw_scores(features[:3]).tobytes()
+
+
+def test_native_preorder_walk_refuses_a_layout_it_could_walk_out_of(native):
+    """`raw_scores_preorder` reads its arrays without bounds checks, so it checks the layout
+    first: a column the row lacks, a right child behind its node or past the end, a root past
+    the end."""
+    import numpy as np
+
+    walk = native["trees"].raw_scores_preorder
+    # one tree: node 0 tests column 1 at 0.5, leaves 1 (left, value -1) and 2 (right, value 2)
+    feature = np.array([1, -1, -1], dtype=np.intc)
+    split = np.array([0.5, -1.0, 2.0])
+    right = np.array([2, -1, -1], dtype=np.intc)
+    roots = np.array([0], dtype=np.intc)
+    rows = np.array([[9.0, 0.0], [9.0, 1.0], [9.0, np.nan]])
+    assert walk(rows, feature, split, right, roots, 1).tolist() == [-1.0, 2.0, -1.0]
+    with pytest.raises(ValueError, match="columns"):
+        walk(rows[:, :1].copy(), feature, split, right, roots, 1)
+    for bad_right in ([0, -1, -1], [3, -1, -1]):
+        with pytest.raises(ValueError, match="preorder"):
+            walk(rows, feature, split, np.array(bad_right, dtype=np.intc), roots, 1)
+    with pytest.raises(ValueError, match="preorder"):
+        walk(rows, feature, split, right, np.array([3], dtype=np.intc), 1)
+    with pytest.raises(ValueError, match="preorder"):
+        walk(rows, feature, split[:2].copy(), right, roots, 1)
 
 
 def test_native_gru_states_equal_numpy(native, monkeypatch):

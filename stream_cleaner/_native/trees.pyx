@@ -193,6 +193,43 @@ cdef void _walk_complete(const double[:, ::1] columns, const int[:, ::1] feature
                 r += 1
 
 
+def raw_scores_preorder(const double[:, ::1] features, const int[::1] feature,
+                        const double[::1] split, const int[::1] right, const int[::1] roots,
+                        Py_ssize_t num_class):
+    """`raw_scores_complete` of a few rows, the trees laid out in preorder
+    (`labeller._preorder_layout`): node ``k`` tests ``feature[k]`` against ``split[k]``, its
+    left child is ``k + 1`` and its right one ``right[k]``; a leaf has feature -1 and its
+    value in ``split``. Each tree's nodes lie together, the trees one after another, and a
+    walk only goes forward, so one row reads the trees from memory in order: a page's type
+    (one row, its trees cold after the labeller's) walks in about half the time the complete
+    layout takes, whose trees are padded to ``2 ** depth`` nodes. Same comparison
+    (``value > split``, NaN goes left), same leaves, same sums (`leaf_sums`)."""
+    cdef Py_ssize_t n = features.shape[0], n_trees = roots.shape[0], width = features.shape[1]
+    cdef Py_ssize_t r, t, nodes = feature.shape[0]
+    cdef int k
+    cdef const double *row
+    if split.shape[0] != nodes or right.shape[0] != nodes:
+        raise ValueError("not a preorder layout")
+    for t in range(nodes):  # every walk stays in the arrays and in the row, and moves on
+        if feature[t] >= width or (feature[t] >= 0 and not t < right[t] < nodes):
+            raise ValueError("not a preorder layout of trees reading these columns")
+    for t in range(n_trees):
+        if not 0 <= roots[t] < nodes:
+            raise ValueError("not a preorder layout")
+    if n == 0 or n_trees == 0:
+        return _sum_leaves(NULL, n, n_trees, num_class, n_trees, 1)
+    cdef double[:, ::1] leaves = np.empty((n, n_trees), dtype=np.float64)
+    with nogil:
+        for r in range(n):
+            row = &features[r, 0]
+            for t in range(n_trees):
+                k = roots[t]
+                while feature[k] >= 0:
+                    k = right[k] if row[feature[k]] > split[k] else k + 1
+                leaves[r, t] = split[k]
+    return _sum_leaves(&leaves[0, 0], n, n_trees, num_class, n_trees, 1)
+
+
 include "pairwise_sum.pxi"
 
 
