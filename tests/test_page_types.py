@@ -94,6 +94,8 @@ def test_url_features_read_generic_path_words():
     assert dated["url_article"] == 1 and dated["url_longest_segment"] == 6  # at - too
     for home in ("https://example.org/", "https://example.org", ""):
         assert url(home)["url_root"] == 1 and url(home)["url_segments"] == 0
+    # no URL (answered without parsing) reads as a URL with no path does
+    assert url_features("") == url_features("https://example.org")
     # words inside a segment are not words of the path
     assert url("https://example.org/threadneedle-street")["url_forum"] == 0
     # forum software's thread and board paths
