@@ -242,6 +242,8 @@ def page_title(html: str) -> str:
     """The text of a page's ``<title>``, entities decoded and white space collapsed (at most
     `MAX_TITLE_CHARS` characters); ``""`` when the page has none before its ``<body>``."""
     match = _TITLE.search(html, 0, _TITLE_WINDOW)
+    if match is None and len(html) <= _TITLE_WINDOW:  # searched whole: a quarter of CleanEval's
+        return ""
     if match is None and _BODY_START.search(html, 0, _TITLE_WINDOW) is None:
         match = _TITLE.search(html, 0, _MAX_HEAD_CHARS)
     if match is None or _BODY_START.search(html, 0, match.start()) is not None:
