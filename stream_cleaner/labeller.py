@@ -608,12 +608,7 @@ class TreeEnsemble:
         self.depth = int(spec["depth"])
         self.num_class = int(spec.get("num_class", 1))
         # the complete layout of the trees (`_complete_layout`), for the native walk
-        self.walk_depth = _walk_depth(self.depth)
-        self.complete = (
-            _complete_layout(self, self.walk_depth)
-            if 1 <= self.depth <= _COMPLETE_MAX_DEPTH
-            else None
-        )
+        self.complete = _complete_layout(self) if 1 <= self.depth <= _COMPLETE_MAX_DEPTH else None
         self._columns_read = int(self.feature.max()) + 1 if len(self.feature) else 0
         # the trees in preorder, for the native walk of a few rows (`_preorder_layout`)
         self.preorder = _preorder_layout(self) if native_module("trees") is not None else None
@@ -624,7 +619,7 @@ class TreeEnsemble:
         if fast is not None and self.complete is not None:
             feature, split, leaf_value = self.complete
             columns = self._columns(features)
-            return fast.leaf_values_complete(columns, feature, split, leaf_value, self.walk_depth)
+            return fast.leaf_values_complete(columns, feature, split, leaf_value, self.depth)
         if fast is not None:
             return fast.leaf_values(
                 np.ascontiguousarray(features, dtype=np.float64), self.feature, self.split,
@@ -677,7 +672,7 @@ class TreeEnsemble:
         if fast is not None and self.complete is not None:  # walked and summed in one call
             feature, split, leaf_value = self.complete
             return fast.raw_scores_complete(
-                self._columns(features), feature, split, leaf_value, self.walk_depth,
+                self._columns(features), feature, split, leaf_value, self.depth,
                 self.num_class,
             )  # fmt: skip
         values = self.leaf_values(features)
@@ -709,26 +704,17 @@ def container_mask(tag_paths: Sequence[str], containers: Iterable[str]) -> np.nd
     return out
 
 
-def _walk_depth(depth: int) -> int:
-    """The depth the native walk lays trees of ``depth`` out at: 8 for trees of depth 7 where
-    the CPU walks depth 8 eight rows at a time (``_native/trees_avx512.h``: a level more, each
-    step an eighth of the cost; the article labeller's and auto's trees), else their own."""
-    fast = native_module("trees")
-    return 8 if depth == 7 and fast is not None and fast.vector_walk() else depth
-
-
-def _complete_layout(trees: TreeEnsemble, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The trees as complete binary trees of ``depth`` (`_walk_depth`, at least their own), for
+def _complete_layout(trees: TreeEnsemble) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The trees as complete binary trees of their ``depth``, for
     ``_native/trees.pyx``'s ``leaf_values_complete``: per tree, the feature (int32) and split
     of nodes ``0 .. 2 ** depth - 2`` in breadth-first order (node ``k``'s children at ``2k + 1``
     and ``2k + 2``), and the values of the ``2 ** depth`` last-level nodes.
 
     A leaf above the last level points to itself, so it is copied into every place under it:
     whichever way a row goes from there, it ends at that leaf's value. Every row therefore
-    reaches the value the node arrays give it, whatever its features (NaN included); laid out
-    deeper than the trees are, every last-level place holds a copy of a leaf.
+    reaches the value the node arrays give it, whatever its features (NaN included).
     """
-    children = trees.children
+    children, depth = trees.children, trees.depth
     nodes = trees.roots[:, None]  # (trees, nodes of the level), spec node numbers
     features, splits = [], []
     for _ in range(depth):

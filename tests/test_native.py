@@ -682,9 +682,8 @@ def test_native_next_tag_is_the_reference_search(native, monkeypatch):
 @pytest.mark.parametrize("mode", ["corpus", "article", "auto"])
 @pytest.mark.parametrize("fastest", [True, False])
 def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, fastest, monkeypatch):
-    """Every walk gives numpy's leaves: the depth-7 stages of auto and article laid out at
-    depth 8 and walked with AVX-512 (where the CPU has it: in blocks of 32 rows, of 8, then one
-    by one) and without."""
+    """Every walk gives numpy's leaves: the depth-7 stages of auto and article walked with
+    AVX-512 (where the CPU has it: in blocks of 32 rows, of 8, then one by one) and without."""
     import numpy as np
 
     from stream_cleaner import labeller
@@ -697,23 +696,21 @@ def test_native_tree_walk_equals_numpy_on_the_shipped_labellers(native, mode, fa
         types = load_page_types()
         ensembles += [types.with_class_words, types.without_class_words]
     rng = np.random.default_rng(3)
-    # the layouts were made before the switch: depth 7 at 8 where the CPU has AVX-512
-    vector = native["trees"].vector_walk()
     native["trees"].use_fastest_walk(fastest)
     try:
-        _walks_equal_numpy(native, ensembles, rng, monkeypatch, vector)
+        _walks_equal_numpy(native, ensembles, rng, monkeypatch)
     finally:
         native["trees"].use_fastest_walk(True)
 
 
-def _walks_equal_numpy(native, ensembles, rng, monkeypatch, vector):
+def _walks_equal_numpy(native, ensembles, rng, monkeypatch):
     import numpy as np
 
     from stream_cleaner import labeller
 
     for trees in ensembles:
         assert trees.complete is not None  # depth 7 (auto, article), 6 (types), 4 (corpus)
-        assert trees.walk_depth == (8 if trees.depth == 7 and vector else trees.depth)
+        assert trees.complete[0].shape[1] == 2**trees.depth - 1  # laid out at their own depth
         feature, split, leaf_value = trees.complete
         for rows in (0, 1, 3, 4, 7, 8, 9, 47, 131):
             features = rng.normal(scale=3.0, size=(rows, trees._columns_read))
@@ -728,7 +725,7 @@ def _walks_equal_numpy(native, ensembles, rng, monkeypatch, vector):
                 trees.depth,
             )  # fmt: skip
             complete = native["trees"].leaf_values_complete(
-                np.ascontiguousarray(features.T), feature, split, leaf_value, trees.walk_depth
+                np.ascontiguousarray(features.T), feature, split, leaf_value, trees.depth
             )
             through_the_class = trees.leaf_values(features)  # the complete layout's walk
             monkeypatch.setattr(labeller, "native_module", lambda name: None)
@@ -739,7 +736,7 @@ def _walks_equal_numpy(native, ensembles, rng, monkeypatch, vector):
             assert np.array_equal(through_the_class, reference)
             # walked and summed in one call (the leaves held tree by tree): numpy's sums
             sums = native["trees"].raw_scores_complete(
-                np.ascontiguousarray(features.T), feature, split, leaf_value, trees.walk_depth,
+                np.ascontiguousarray(features.T), feature, split, leaf_value, trees.depth,
                 trees.num_class,
             )  # fmt: skip
             k = trees.num_class
@@ -760,12 +757,13 @@ def _walks_equal_numpy(native, ensembles, rng, monkeypatch, vector):
 
 def test_native_walk_and_sums_in_one_call_add_as_numpy_does(native):
     """`raw_scores_complete` sums each row's leaves, held tree by tree, in numpy's pairwise
-    order (a stride per tree): every block of the scheme, zeros of both signs, depth 8 on 8,
-    32 and more rows (the vector walk's stores) and depth 2."""
+    order (a stride per tree): every block of the scheme, zeros of both signs, depths 7 and 8
+    on 8, 32 and more rows (the vector walk's stores) and depth 2; and the vector walk finds
+    the leaves the walk one row at a time finds (NaN going left in both)."""
     import numpy as np
 
     rng = np.random.default_rng(12)
-    for depth in (2, 8):
+    for depth in (2, 7, 8):
         nodes = 2**depth - 1
         for n_trees in (1, 7, 8, 9, 60, 128, 129, 150, 257, 300):
             feature = rng.integers(0, 5, size=(n_trees, nodes)).astype(np.intc)
@@ -775,9 +773,18 @@ def test_native_walk_and_sums_in_one_call_add_as_numpy_does(native):
             leaf_value[:, 3::7] = -0.0
             for rows in (0, 1, 8, 13, 32, 45):
                 columns = np.ascontiguousarray(rng.normal(size=(5, rows)))
+                columns[2, ::3] = np.nan
                 leaves = native["trees"].leaf_values_complete(
                     columns, feature, split, leaf_value, depth
                 )
+                native["trees"].use_fastest_walk(False)
+                try:
+                    one_by_one = native["trees"].leaf_values_complete(
+                        columns, feature, split, leaf_value, depth
+                    )
+                finally:
+                    native["trees"].use_fastest_walk(True)
+                assert np.array_equal(leaves, one_by_one), (depth, n_trees, rows)
                 sums = native["trees"].raw_scores_complete(
                     columns, feature, split, leaf_value, depth, 1
                 )

@@ -9,28 +9,29 @@ give the same leaves; the sums stay numpy's, so scores are bit-identical.
 Python twins (what each function must equal; DEVELOPERS.md names the tests):
 `leaf_values`, `leaf_values_complete`: `labeller.TreeEnsemble.leaf_values`; `leaf_sums`
 and `raw_scores_complete`: the numpy sums of `labeller.TreeEnsemble.raw_scores`.
-`leaf_values_complete` walks trees of depth 8 with AVX-512 where the CPU has it
+`leaf_values_complete` walks trees of depth 7 or 8 with AVX-512 where the CPU has it
 (``trees_avx512.h``, `vector_walk`), `use_fastest_walk` switching that off for the tests.
 """
 
 import numpy as np
 
 cdef extern from "trees_avx512.h":
-    int sc_trees_walk8(const double *x, Py_ssize_t n, const int *feature, const double *split,
-                       const double *leaf_value, Py_ssize_t n_trees, double *leaves,
-                       Py_ssize_t row_stride, Py_ssize_t tree_stride) nogil
+    int sc_trees_walk8(const double *x, Py_ssize_t n, int depth, const int *feature,
+                       const double *split, const double *leaf_value, Py_ssize_t n_trees,
+                       double *leaves, Py_ssize_t row_stride, Py_ssize_t tree_stride) nogil
     int sc_trees_force(int fastest) nogil
     int sc_trees_vector() nogil
 
 
 def use_fastest_walk(bint fastest):
-    """For tests: ``False`` walks depth-8 trees one row at a time, as on a CPU without
+    """For tests: ``False`` walks trees of depth 7 or 8 one row at a time, as on a CPU without
     AVX-512; returns whether the AVX-512 walk is now in use."""
     return bool(sc_trees_force(fastest))
 
 
 def vector_walk():
-    """Whether depth-8 trees are walked eight rows at a time (AVX-512) in this process."""
+    """Whether trees of depth 7 or 8 are walked eight rows at a time (AVX-512) in this
+    process."""
     return bool(sc_trees_vector())
 
 
@@ -99,7 +100,7 @@ def leaf_values_complete(const double[:, ::1] columns, const int[:, ::1] feature
     ``columns`` is the feature matrix transposed, (features, rows): the rows walked together
     read one feature from one cache line. Same comparison (``value > split``, NaN goes left),
     same leaf for every row, so the same (rows, trees) array as `leaf_values`. Trees of depth
-    8 go to ``trees_avx512.h``'s vector walk where the CPU has AVX-512 (auto's two stages
+    7 or 8 go to ``trees_avx512.h``'s vector walk where the CPU has AVX-512 (auto's two stages
     walked in ~30 % less time on CleanEval's pages); the same leaves again.
     """
     cdef Py_ssize_t n = columns.shape[1], n_trees = feature.shape[0]
@@ -150,12 +151,12 @@ cdef void _walk_complete(const double[:, ::1] columns, const int[:, ::1] feature
     cdef const double *lv
     cdef double *out
     cdef Py_ssize_t a, b, c, d, e, f, g, h
-    # the article and auto labellers' (depth 7 laid out at 8); the vector walk's offsets
-    # (feature * rows) and row numbers are ints
-    if depth == 8 and columns.shape[0] * n < 2 ** 31:
+    # the article and auto labellers' (depth 7); the vector walk's offsets (feature * rows)
+    # and row numbers are ints
+    if (depth == 7 or depth == 8) and columns.shape[0] * n < 2 ** 31:
         with nogil:
-            if sc_trees_walk8(x, n, &feature[0, 0], &split[0, 0], &leaf_value[0, 0], n_trees,
-                              leaves, row_stride, tree_stride):
+            if sc_trees_walk8(x, n, depth, &feature[0, 0], &split[0, 0], &leaf_value[0, 0],
+                              n_trees, leaves, row_stride, tree_stride):
                 return
     with nogil:
         for t in range(n_trees):

@@ -1,17 +1,20 @@
-/* trees.pyx's `leaf_values_complete` for trees of depth 8 (those of depth 7, the article and
-   auto labellers', laid out at 8: labeller._walk_depth), eight rows to a vector with AVX-512.
+/* trees.pyx's `leaf_values_complete` for trees of depth 7 (the article and auto labellers')
+   or 8, eight rows to a vector with AVX-512.
 
    The scalar walk does one (row, tree, level) step at a time: three loads and a comparison.
    Here one vector steps eight rows: the top three levels compare the eight rows' contiguous
    values of each of the seven nodes (plain loads, no gathers), levels 3 to 6 pick each row's
    node from the level's features and splits held in registers (permutes), and only the values
-   of the rows' features (and the eighth level's node data, 128 nodes) are gathered. The same
+   of the rows' features (and at depth 8 the eighth level's node data, 128 nodes) are
+   gathered. The same
    comparison (`_CMP_GT_OQ` is C's `>`: false when either side is NaN, so NaN goes left) at the
    same nodes gives the same leaf as the scalar walk, so the same values, bit for bit.
 
    Gathers are what a vector walk pays for: gathering each level's node data as well (three
    gathers a level) walked auto's stages only ~10 % faster than the scalar walk; this way,
-   ~30 % (CleanEval's test pages, one core).
+   ~30 % (CleanEval's test pages, one core). Trees of depth 7 were once laid out at depth 8
+   (each leaf copied under itself) to walk here: walked at their own depth, without the
+   eighth level's three gathers, `auto` took 5 % less CPU a page (2026-12-02, `core_ab`).
 
    On a CPU without AVX-512 (or built elsewhere than x86-64 with GCC or clang) `sc_trees_walk8`
    returns 0 and trees.pyx walks as before. The choice is made once, at the first call. */
@@ -116,29 +119,30 @@ static inline __m256i sc_trees_top(const double *x, const int *off, const double
    (trees, 256); row r's leaf of tree t goes to leaves[r * row_stride + t * tree_stride]:
    (n, trees) with strides (trees, 1), or tree by tree, (trees, n) with strides (1, n), where
    eight rows' leaves are one store. Offsets are int: the caller checks features * n < 2^31. */
-SC_TARGET
-static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *feature,
-                                  const double *split, const double *leaf_value,
-                                  ptrdiff_t n_trees, double *leaves, ptrdiff_t row_stride,
-                                  ptrdiff_t tree_stride) {
+SC_TARGET __attribute__((always_inline))
+static inline void sc_trees_walk_avx512(const double *x, ptrdiff_t n, const int *feature,
+                                        const double *split, const double *leaf_value,
+                                        ptrdiff_t n_trees, double *leaves, ptrdiff_t row_stride,
+                                        ptrdiff_t tree_stride, const int depth) {
+    const int nodes = (1 << depth) - 1; /* 127 or 255; the leaves follow them */
     const int tree_major = row_stride == 1;
     const __m256i one = _mm256_set1_epi32(1);
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m512i sixteen = _mm512_set1_epi64(16), thirty_two = _mm512_set1_epi64(32);
     const __m256i nv = _mm256_set1_epi32((int)n);
-    const __m256i first_leaf = _mm256_set1_epi32(255);
+    const __m256i first_leaf = _mm256_set1_epi32(nodes);
     int off[256];
     double tmp[32];
     ptrdiff_t t, r, k, i;
     for (t = 0; t < n_trees; t++) {
-        const int *ft = feature + t * 255;
-        const double *sp = split + t * 255;
-        const double *lv = leaf_value + t * 256; /* node 255 + i: leaf i */
-        for (k = 0; k + 8 <= 255; k += 8) {
+        const int *ft = feature + t * nodes;
+        const double *sp = split + t * nodes;
+        const double *lv = leaf_value + t * (nodes + 1); /* node nodes + i: leaf i */
+        for (k = 0; k + 8 <= nodes; k += 8) {
             _mm256_storeu_si256((__m256i *)(off + k), _mm256_mullo_epi32(
                 _mm256_loadu_si256((const __m256i *)(ft + k)), nv));
         }
-        for (; k < 255; k++) {
+        for (; k < nodes; k++) {
             off[k] = ft[k] * (int)n;
         }
         const __m256i o3 = _mm256_loadu_si256((const __m256i *)(off + 7));
@@ -169,7 +173,9 @@ static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *featu
             SC_LEVEL4(a0, b0); SC_LEVEL4(a1, b1); SC_LEVEL4(a2, b2); SC_LEVEL4(a3, b3);
             SC_LEVEL5(a0, b0); SC_LEVEL5(a1, b1); SC_LEVEL5(a2, b2); SC_LEVEL5(a3, b3);
             SC_LEVEL6(a0, b0); SC_LEVEL6(a1, b1); SC_LEVEL6(a2, b2); SC_LEVEL6(a3, b3);
-            SC_LEVEL7(a0, b0); SC_LEVEL7(a1, b1); SC_LEVEL7(a2, b2); SC_LEVEL7(a3, b3);
+            if (depth == 8) {
+                SC_LEVEL7(a0, b0); SC_LEVEL7(a1, b1); SC_LEVEL7(a2, b2); SC_LEVEL7(a3, b3);
+            }
             if (tree_major) {
                 double *out = leaves + t * tree_stride + r;
                 _mm512_storeu_pd(out, SC_LEAF(a0));
@@ -193,7 +199,9 @@ static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *featu
             SC_LEVEL4(a0, b0);
             SC_LEVEL5(a0, b0);
             SC_LEVEL6(a0, b0);
-            SC_LEVEL7(a0, b0);
+            if (depth == 8) {
+                SC_LEVEL7(a0, b0);
+            }
             if (tree_major) {
                 _mm512_storeu_pd(leaves + t * tree_stride + r, SC_LEAF(a0));
                 continue;
@@ -205,12 +213,31 @@ static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *featu
         }
         for (; r < n; r++) { /* the last few rows one by one */
             ptrdiff_t a = 0;
-            for (int level = 0; level < 8; level++) {
+            for (int level = 0; level < depth; level++) {
                 a = 2 * a + 1 + (x[(ptrdiff_t)off[a] + r] > sp[a]);
             }
-            leaves[r * row_stride + t * tree_stride] = lv[a - 255];
+            leaves[r * row_stride + t * tree_stride] = lv[a - nodes];
         }
     }
+}
+
+/* One instance per depth: the level-7 test and the layout's sizes are constants in each. */
+SC_TARGET
+static void sc_trees_walk7_avx512(const double *x, ptrdiff_t n, const int *feature,
+                                  const double *split, const double *leaf_value,
+                                  ptrdiff_t n_trees, double *leaves, ptrdiff_t row_stride,
+                                  ptrdiff_t tree_stride) {
+    sc_trees_walk_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
+                         tree_stride, 7);
+}
+
+SC_TARGET
+static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *feature,
+                                  const double *split, const double *leaf_value,
+                                  ptrdiff_t n_trees, double *leaves, ptrdiff_t row_stride,
+                                  ptrdiff_t tree_stride) {
+    sc_trees_walk_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
+                         tree_stride, 8);
 }
 #endif
 
@@ -225,18 +252,23 @@ static void sc_trees_choose(void) {
     sc_trees_mode = sc_trees_best;
 }
 
-/* The depth-8 walk with AVX-512 where the CPU has it: 1 when it walked, 0 when the caller
-   must walk (no AVX-512, or fewer than 8 rows). */
-static int sc_trees_walk8(const double *x, ptrdiff_t n, const int *feature, const double *split,
-                          const double *leaf_value, ptrdiff_t n_trees, double *leaves,
-                          ptrdiff_t row_stride, ptrdiff_t tree_stride) {
+/* The walk of trees of depth 7 or 8 with AVX-512 where the CPU has it: 1 when it walked, 0
+   when the caller must walk (no AVX-512, another depth, or fewer than 8 rows). */
+static int sc_trees_walk8(const double *x, ptrdiff_t n, int depth, const int *feature,
+                          const double *split, const double *leaf_value, ptrdiff_t n_trees,
+                          double *leaves, ptrdiff_t row_stride, ptrdiff_t tree_stride) {
     if (sc_trees_mode < 0) {
         sc_trees_choose();
     }
 #ifdef SC_TREES_AVX512
-    if (sc_trees_mode == 1 && n >= 8) {
-        sc_trees_walk8_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
-                              tree_stride);
+    if (sc_trees_mode == 1 && n >= 8 && (depth == 7 || depth == 8)) {
+        if (depth == 7) {
+            sc_trees_walk7_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
+                                  tree_stride);
+        } else {
+            sc_trees_walk8_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
+                                  tree_stride);
+        }
         return 1;
     }
 #endif
