@@ -16,9 +16,9 @@ and `raw_scores_complete`: the numpy sums of `labeller.TreeEnsemble.raw_scores`.
 import numpy as np
 
 cdef extern from "trees_avx512.h":
-    int sc_trees_walk8(const double *x, Py_ssize_t n, int depth, const int *feature,
-                       const double *split, const double *leaf_value, Py_ssize_t n_trees,
-                       double *leaves, Py_ssize_t row_stride, Py_ssize_t tree_stride) nogil
+    int sc_trees_walk(const double *x, Py_ssize_t n, int depth, const int *feature,
+                      const double *split, const double *leaf_value, Py_ssize_t n_trees,
+                      double *leaves, Py_ssize_t row_stride, Py_ssize_t tree_stride) nogil
     int sc_trees_force(int fastest) nogil
     int sc_trees_vector() nogil
 
@@ -155,8 +155,8 @@ cdef void _walk_complete(const double[:, ::1] columns, const int[:, ::1] feature
     # and row numbers are ints
     if (depth == 7 or depth == 8) and columns.shape[0] * n < 2 ** 31:
         with nogil:
-            if sc_trees_walk8(x, n, depth, &feature[0, 0], &split[0, 0], &leaf_value[0, 0],
-                              n_trees, leaves, row_stride, tree_stride):
+            if sc_trees_walk(x, n, depth, &feature[0, 0], &split[0, 0], &leaf_value[0, 0],
+                             n_trees, leaves, row_stride, tree_stride):
                 return
     with nogil:
         for t in range(n_trees):

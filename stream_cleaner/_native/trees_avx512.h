@@ -5,10 +5,10 @@
    Here one vector steps eight rows: the top three levels compare the eight rows' contiguous
    values of each of the seven nodes (plain loads, no gathers), levels 3 to 6 pick each row's
    node from the level's features and splits held in registers (permutes), and only the values
-   of the rows' features (and at depth 8 the eighth level's node data, 128 nodes) are
-   gathered. The same
-   comparison (`_CMP_GT_OQ` is C's `>`: false when either side is NaN, so NaN goes left) at the
-   same nodes gives the same leaf as the scalar walk, so the same values, bit for bit.
+   of the rows' features (and at depth 8 the eighth level's node data, 128 nodes) are gathered.
+   The same comparison (`_CMP_GT_OQ` is C's `>`: false when either side is NaN, so NaN goes
+   left) at the same nodes gives the same leaf as the scalar walk, so the same values, bit for
+   bit.
 
    Gathers are what a vector walk pays for: gathering each level's node data as well (three
    gathers a level) walked auto's stages only ~10 % faster than the scalar walk; this way,
@@ -16,7 +16,7 @@
    (each leaf copied under itself) to walk here: walked at their own depth, without the
    eighth level's three gathers, `auto` took 5 % less CPU a page (2026-12-02, `core_ab`).
 
-   On a CPU without AVX-512 (or built elsewhere than x86-64 with GCC or clang) `sc_trees_walk8`
+   On a CPU without AVX-512 (or built elsewhere than x86-64 with GCC or clang) `sc_trees_walk`
    returns 0 and trees.pyx walks as before. The choice is made once, at the first call. */
 
 #ifndef STREAM_CLEANER_TREES_AVX512_H
@@ -115,8 +115,8 @@ static inline __m256i sc_trees_top(const double *x, const int *off, const double
         SC_DOWN(A, g_); \
     } while (0)
 
-/* The walk: x the columns (features, n), feature/split (trees, 255), leaf_value
-   (trees, 256); row r's leaf of tree t goes to leaves[r * row_stride + t * tree_stride]:
+/* The walk of trees of `depth` 7 or 8: x the columns (features, n), feature/split
+   (trees, 2^depth - 1), leaf_value (trees, 2^depth); row r's leaf of tree t goes to leaves[r * row_stride + t * tree_stride]:
    (n, trees) with strides (trees, 1), or tree by tree, (trees, n) with strides (1, n), where
    eight rows' leaves are one store. Offsets are int: the caller checks features * n < 2^31. */
 SC_TARGET __attribute__((always_inline))
@@ -254,9 +254,9 @@ static void sc_trees_choose(void) {
 
 /* The walk of trees of depth 7 or 8 with AVX-512 where the CPU has it: 1 when it walked, 0
    when the caller must walk (no AVX-512, another depth, or fewer than 8 rows). */
-static int sc_trees_walk8(const double *x, ptrdiff_t n, int depth, const int *feature,
-                          const double *split, const double *leaf_value, ptrdiff_t n_trees,
-                          double *leaves, ptrdiff_t row_stride, ptrdiff_t tree_stride) {
+static int sc_trees_walk(const double *x, ptrdiff_t n, int depth, const int *feature,
+                         const double *split, const double *leaf_value, ptrdiff_t n_trees,
+                         double *leaves, ptrdiff_t row_stride, ptrdiff_t tree_stride) {
     if (sc_trees_mode < 0) {
         sc_trees_choose();
     }
@@ -275,7 +275,7 @@ static int sc_trees_walk8(const double *x, ptrdiff_t n, int depth, const int *fe
     return 0;
 }
 
-/* 1 when sc_trees_walk8 walks eight rows at a time (AVX-512, not forced off), else 0. */
+/* 1 when sc_trees_walk walks eight rows at a time (AVX-512, not forced off), else 0. */
 static int sc_trees_vector(void) {
     if (sc_trees_mode < 0) {
         sc_trees_choose();
@@ -283,7 +283,7 @@ static int sc_trees_vector(void) {
     return sc_trees_mode;
 }
 
-/* For tests: 0 makes sc_trees_walk8 decline (the scalar walk), 1 the fastest way again;
+/* For tests: 0 makes sc_trees_walk decline (the scalar walk), 1 the fastest way again;
    returns the mode now in use (0 or 1). */
 static int sc_trees_force(int fastest) {
     if (sc_trees_mode < 0) {
