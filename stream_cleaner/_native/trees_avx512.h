@@ -221,23 +221,20 @@ static inline void sc_trees_walk_avx512(const double *x, ptrdiff_t n, const int 
     }
 }
 
-/* One instance per depth: the level-7 test and the layout's sizes are constants in each. */
+/* Depth 7 or 8, each an instance of its own: the level-7 test and the layout's sizes are
+   constants in each. */
 SC_TARGET
-static void sc_trees_walk7_avx512(const double *x, ptrdiff_t n, const int *feature,
-                                  const double *split, const double *leaf_value,
-                                  ptrdiff_t n_trees, double *leaves, ptrdiff_t row_stride,
-                                  ptrdiff_t tree_stride) {
-    sc_trees_walk_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
-                         tree_stride, 7);
-}
-
-SC_TARGET
-static void sc_trees_walk8_avx512(const double *x, ptrdiff_t n, const int *feature,
-                                  const double *split, const double *leaf_value,
-                                  ptrdiff_t n_trees, double *leaves, ptrdiff_t row_stride,
-                                  ptrdiff_t tree_stride) {
-    sc_trees_walk_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
-                         tree_stride, 8);
+static void sc_trees_walk_avx512_at(const double *x, ptrdiff_t n, int depth, const int *feature,
+                                    const double *split, const double *leaf_value,
+                                    ptrdiff_t n_trees, double *leaves, ptrdiff_t row_stride,
+                                    ptrdiff_t tree_stride) {
+    if (depth == 7) {
+        sc_trees_walk_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
+                             tree_stride, 7);
+    } else {
+        sc_trees_walk_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
+                             tree_stride, 8);
+    }
 }
 #endif
 
@@ -262,13 +259,8 @@ static int sc_trees_walk(const double *x, ptrdiff_t n, int depth, const int *fea
     }
 #ifdef SC_TREES_AVX512
     if (sc_trees_mode == 1 && n >= 8 && (depth == 7 || depth == 8)) {
-        if (depth == 7) {
-            sc_trees_walk7_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
-                                  tree_stride);
-        } else {
-            sc_trees_walk8_avx512(x, n, feature, split, leaf_value, n_trees, leaves, row_stride,
-                                  tree_stride);
-        }
+        sc_trees_walk_avx512_at(x, n, depth, feature, split, leaf_value, n_trees, leaves,
+                                row_stride, tree_stride);
         return 1;
     }
 #endif
