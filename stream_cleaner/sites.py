@@ -139,6 +139,9 @@ _URL_TAG = re.compile(
 )
 _IS_CANONICAL = re.compile(r"\brel\s*+=\s*+[\"']?canonical\b", re.IGNORECASE)
 _IS_OG_URL = re.compile(r"\bproperty\s*+=\s*+[\"']og:url[\"']", re.IGNORECASE)
+# what a tag of each kind must hold for the two above to find it (natively, the tags without
+# it are passed over: a page's head has dozens of other links and metas)
+_URL_TAG_NEEDLES = ("canonical", "og:url", "")
 _HREF = re.compile(r"\bhref\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
 _CONTENT = re.compile(r"\bcontent\s*=\s*[\"']?(https?://[^\"'\s>]+)", re.IGNORECASE)
 _LINK_HOST = re.compile(r"\b(?:href|src|action)\s*=\s*[\"']?https?://([\w.-]+)", re.IGNORECASE)
@@ -187,12 +190,15 @@ def find_page_url(html: str, *, hosts: bool = True) -> str:
 
 def _url_tags(html: str) -> Iterator[tuple[int, str]]:
     """The ``link``, ``meta`` and ``base`` tags of the page's first 256 KiB, in order: each as
-    its kind (`_URL_TAG_NAMES`) and text (natively when built: `_URL_TAG` is the reference)."""
+    its kind (`_URL_TAG_NAMES`) and text (`_URL_TAG` is the reference). Natively, only those
+    that hold their kind's `_URL_TAG_NEEDLES`: the others name no URL `find_page_url` reads."""
     fast = native_module("signatures")
     at = 0
     while True:
         if fast is not None:
-            found = fast.next_tag(html, _URL_TAG_NAMES, at, _URL_SEARCH_CHARS)
+            found = fast.next_tag(
+                html, _URL_TAG_NAMES, at, _URL_SEARCH_CHARS, _URL_TAG_NEEDLES
+            )  # fmt: skip
             if found is None:
                 return
             start, at, kind = found

@@ -656,9 +656,12 @@ def test_native_next_tag_is_the_reference_search(native, monkeypatch):
     pattern = re.compile(r"<(?:(link)|(meta)|(base))\b[^<>]*+>", re.IGNORECASE)
     assert pattern.pattern == sites._URL_TAG.pattern
 
-    def reference(text, at, limit):
-        found = pattern.search(text, at, limit)
-        return None if found is None else (*found.span(), found.lastindex - 1)
+    def reference(text, at, limit, needles=None):
+        for found in pattern.finditer(text, at, limit):
+            needle = needles[found.lastindex - 1] if needles else ""
+            if re.search(re.escape(needle), found.group(), re.IGNORECASE):
+                return (*found.span(), found.lastindex - 1)
+        return None
 
     # every character re reads as one of the names' letters, beside the ASCII ones
     letters = re.compile(f"[{''.join(set(''.join(names)))}]", re.IGNORECASE)
@@ -673,6 +676,30 @@ def test_native_next_tag_is_the_reference_search(native, monkeypatch):
         assert native["signatures"].next_tag(text, names, at, limit) == reference(
             text, max(at, 0), limit
         ), (text, at, limit)
+    # with needles a tag must hold (letters as re.IGNORECASE reads them, ":" as itself; the
+    # pages' own needles, then short ones that random text holds often)
+    assert sites._URL_TAG_NEEDLES == ("canonical", "og:url", "")
+    alphabet = ["<link", "<LİNK", "<meta", "<base", "<bases", "<", ">", " ", "x", "i", "I",
+                "ı", "İ", "s", "ſ", "k", "K", ":", "\x1a", "canonical", "CANONİCAL", "canonica",
+                "og:url", "OG:URL", "og\x1aurl", "og:", "url"]  # fmt: skip
+    weights = [3, 3, 3, 3, 1, 1, 6, *[1] * 20]  # tags, closed often
+    found = 0
+    for needles in (sites._URL_TAG_NEEDLES, ("i:", "s", ""), ("", "", "k")):
+        for _ in range(10_000):
+            text = "".join(rnd.choices(alphabet, weights, k=rnd.randint(0, 20)))
+            at, limit = rnd.randint(-1, 10), rnd.randint(0, 100)
+            expected = reference(text, max(at, 0), limit, needles)
+            assert native["signatures"].next_tag(text, names, at, limit, needles) == expected, (
+                text, at, limit, needles,
+            )  # fmt: skip
+            found += expected != reference(text, max(at, 0), limit)  # a tag passed over
+        # and without them again, after the module read them
+        assert native["signatures"].next_tag("<META>", names, 0, 9) == (0, 6, 1)
+    assert found > 3_000
+    with pytest.raises(ValueError, match="no upper-case"):
+        native["signatures"].next_tag("<link>", names, 0, 9, ("Canonical", "", ""))
+    with pytest.raises(ValueError, match="one needle a name"):
+        native["signatures"].next_tag("<link>", names, 0, 9, ("canonical",))
     pages = [decode_body(path.read_bytes()).text for path in sorted(SAMPLES.glob("*.html"))]
     fast = [sites.find_page_url(page, hosts=hosts) for page in pages for hosts in (True, False)]
     monkeypatch.setattr(sites, "native_module", lambda name: None)

@@ -104,17 +104,40 @@ cdef inline Py_ssize_t _next_open(const _char *data, Py_ssize_t i, Py_ssize_t n)
     return i
 
 
+cdef inline bint _holds(const _char *data, Py_ssize_t i, Py_ssize_t end,
+                        const unsigned int *needle, Py_ssize_t length) noexcept nogil:
+    """Whether ``data[i:end]`` holds ``needle`` (``length`` ASCII characters, lower-case),
+    its letters matched as `re.IGNORECASE` matches them (`_letter_is`), other characters
+    exactly."""
+    cdef Py_ssize_t at, k
+    cdef unsigned int c, wanted
+    for at in range(i, end - length + 1):
+        k = 0
+        while k < length:
+            c = data[at + k]
+            wanted = needle[k]
+            if not (c == wanted or (0x61 <= wanted <= 0x7A and _letter_is(c, wanted))):
+                break
+            k += 1
+        if k == length:
+            return True
+    return False
+
+
 cdef Py_ssize_t _next_tag(const _char *data, Py_ssize_t i, Py_ssize_t n, const unsigned int *letters,
-                          const Py_ssize_t *lengths, Py_ssize_t names, Py_ssize_t *end,
-                          Py_ssize_t *which) noexcept nogil:
+                          const Py_ssize_t *lengths, Py_ssize_t names,
+                          const unsigned int *needles, const Py_ssize_t *needle_lengths,
+                          Py_ssize_t *end, Py_ssize_t *which) noexcept nogil:
     """The start of the first tag at or after ``i`` named one of ``names`` (their ``lengths``
-    letters one after another in ``letters``), -1 if none: its end and which name in ``end``
-    and ``which``."""
-    cdef Py_ssize_t j, k, w, first
+    letters one after another in ``letters``) that holds that name's needle (``needles``,
+    one after another, of ``needle_lengths``; of length 0: any tag), -1 if none: its end and
+    which name in ``end`` and ``which``."""
+    cdef Py_ssize_t j, k, w, first, needle_first
     cdef unsigned int c
     i = _next_open(data, i, n)
     while i < n:
         first = 0
+        needle_first = 0
         for w in range(names):
             j = i + 1
             k = 0
@@ -122,6 +145,7 @@ cdef Py_ssize_t _next_tag(const _char *data, Py_ssize_t i, Py_ssize_t n, const u
                 j += 1
                 k += 1
             first += lengths[w]
+            needle_first += needle_lengths[w]
             if k < lengths[w] or j == n:
                 continue
             # \b: the name's last letter is a word character, so the next one must not be
@@ -131,6 +155,10 @@ cdef Py_ssize_t _next_tag(const _char *data, Py_ssize_t i, Py_ssize_t n, const u
             while j < n and data[j] != 0x3C and data[j] != 0x3E:
                 j += 1
             if j < n and data[j] == 0x3E:
+                if needle_lengths[w] and not _holds(
+                    data, i, j + 1, needles + needle_first - needle_lengths[w], needle_lengths[w]
+                ):
+                    break  # a tag holds no "<": the next one starts after it
                 end[0] = j + 1
                 which[0] = w
                 return i
@@ -138,31 +166,66 @@ cdef Py_ssize_t _next_tag(const _char *data, Py_ssize_t i, Py_ssize_t n, const u
     return -1
 
 
-def next_tag(str text, tuple names, Py_ssize_t start, Py_ssize_t limit):
-    """The first tag named one of ``names`` in ``text[:limit]`` from ``start`` on, as
-    ``(start, end, which name)``, or ``None``: what ``re.compile(r"<(?:(NAME)|(NAME)...)\\b[^<>]*+>",
-    re.IGNORECASE).search(text, start, limit)`` finds, for names of ASCII lower-case letters
-    (`sites._url_tags`)."""
-    cdef int kind = PyUnicode_KIND(text)
-    cdef void *data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = min(len(text), max(limit, 0)), k, w, used = 0, found, end = 0, which = 0
-    cdef unsigned int letters[64]
-    cdef Py_ssize_t lengths[8]
+# the names and needles `next_tag` read last, as the C arrays it scans with: a page's search
+# asks again for every tag it finds, with the same tuples
+cdef object _names_read = None
+cdef object _needles_read = None
+cdef unsigned int _letters[64]
+cdef Py_ssize_t _lengths[8]
+cdef unsigned int _needle_letters[64]
+cdef Py_ssize_t _needle_lengths[8]
+cdef Py_ssize_t _n_names = 0
+
+
+cdef int _read_names(tuple names, tuple needles) except -1:
+    """``names`` and ``needles`` into the arrays `_next_tag` scans with."""
+    global _names_read, _needles_read, _n_names
+    cdef Py_ssize_t w, k, used = 0, needle_used = 0
     if len(names) > 8:
         raise ValueError("at most 8 tag names")
+    if needles is not None and len(needles) != len(names):
+        raise ValueError("one needle a name")
+    _names_read = _needles_read = None  # until both are read
     for w, name in enumerate(names):
         if not (name.isascii() and name.isalpha() and name.islower()) or used + len(name) > 64:
             raise ValueError("tag names of ASCII lower-case letters only, 64 in all")
-        lengths[w] = len(name)
+        _lengths[w] = len(name)
         for k in range(len(name)):
-            letters[used + k] = ord(name[k])
+            _letters[used + k] = ord(name[k])
         used += len(name)
+        needle = needles[w] if needles is not None else ""
+        if not (needle.isascii() and needle == needle.lower()) or needle_used + len(needle) > 64:
+            raise ValueError("needles of ASCII characters, no upper-case letter, 64 in all")
+        _needle_lengths[w] = len(needle)
+        for k in range(len(needle)):
+            _needle_letters[needle_used + k] = ord(needle[k])
+        needle_used += len(needle)
+    _n_names = len(names)
+    _names_read, _needles_read = names, needles
+    return 0
+
+
+def next_tag(str text, tuple names, Py_ssize_t start, Py_ssize_t limit, tuple needles=None):
+    """The first tag named one of ``names`` in ``text[:limit]`` from ``start`` on, as
+    ``(start, end, which name)``, or ``None``: what ``re.compile(r"<(?:(NAME)|(NAME)...)\\b[^<>]*+>",
+    re.IGNORECASE).search(text, start, limit)`` finds, for names of ASCII lower-case letters
+    (`sites._url_tags`). With ``needles`` (one string a name, "" for none), only a tag that
+    holds its name's needle counts: the first match whose text
+    ``re.search(re.escape(needle), tag, re.IGNORECASE)`` finds the needle in."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = min(len(text), max(limit, 0)), found, end = 0, which = 0
+    if names is not _names_read or needles is not _needles_read:
+        _read_names(names, needles)
     if start < 0:
         start = 0
     if kind == 1:
-        found = _next_tag(<const Py_UCS1 *> data, start, n, letters, lengths, len(names), &end, &which)
+        found = _next_tag(<const Py_UCS1 *> data, start, n, _letters, _lengths, _n_names,
+                          _needle_letters, _needle_lengths, &end, &which)
     elif kind == 2:
-        found = _next_tag(<const Py_UCS2 *> data, start, n, letters, lengths, len(names), &end, &which)
+        found = _next_tag(<const Py_UCS2 *> data, start, n, _letters, _lengths, _n_names,
+                          _needle_letters, _needle_lengths, &end, &which)
     else:
-        found = _next_tag(<const Py_UCS4 *> data, start, n, letters, lengths, len(names), &end, &which)
+        found = _next_tag(<const Py_UCS4 *> data, start, n, _letters, _lengths, _n_names,
+                          _needle_letters, _needle_lengths, &end, &which)
     return None if found < 0 else (found, end, which)
