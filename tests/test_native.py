@@ -118,6 +118,41 @@ def test_native_class_words_match_the_reference_on_random_attribute_values(nativ
     assert [b.class_words for b in blocks] == [0x1000, 0x1001, 0x1100, 0x1010]
 
 
+def test_native_class_words_remembered_on_their_own_page_only(native):
+    """The walk remembers what each class or id value matched, for the page's later values of
+    the same bytes: values repeated, values sharing a slot of its table (hundreds of them,
+    2,048 slots), and pages one after another whose values have the same lengths but other
+    words all give the Python walk's groups. (A slot of an earlier page is never read: its
+    document is gone. That is memory safety, which no answer here can show.)"""
+    import random
+
+    rng = random.Random(13)
+    words = [w.lstrip("^=") for _, group in parse.CLASS_WORD_GROUPS for w in group]
+    pieces = [*words, *(w[: rng.randint(1, len(w))] for w in words), "-", "_", " ", "1", "x"]
+
+    def draw():
+        return ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(600)]
+
+    values = draw()
+
+    def page(values):
+        return "".join(f'<div class="{v}"><p id="{v}">t</p></div>' for v in values)
+
+    found = []
+    for round in range(4):
+        repeated = values * 3
+        rng.shuffle(repeated)
+        reference, fast = _walks(page(repeated))
+        assert fast == reference, round
+        found.append([b.class_words for b in fast])
+        # the next page: values of the same lengths, other words
+        values = [
+            (new + "x" * len(old))[: len(old)] for old, new in zip(values, draw(), strict=True)
+        ]
+    assert all(len(set(codes)) > 100 for codes in found)
+    assert found[0] != found[1] != found[2] != found[3]
+
+
 def test_native_walk_walks_react_streamed_segments_as_the_reference_does(native):
     from .test_parse import REACT_STREAMED_PAGE
 

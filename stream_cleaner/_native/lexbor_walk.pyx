@@ -19,7 +19,7 @@ from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport memchr, memcpy
+from libc.string cimport memchr, memcmp, memcpy
 from libc.stdint cimport uint32_t, uint64_t, uintptr_t
 from selectolax.lexbor cimport (
     LXB_DOM_NODE_TYPE_ELEMENT,
@@ -211,12 +211,29 @@ cdef inline int _second(lxb_char_t c) noexcept nogil:
     return c - 97 if 97 <= c <= 122 else 26
 
 
+cdef struct _Seen:
+    uint64_t page  # the `_ClassWords.page` it was found on; 0: never used
+    const lxb_char_t *value  # in that page's document
+    size_t length
+    uint32_t found
+
+
+cdef enum:
+    SEEN_SLOTS = 2048  # a power of 2; 64 KiB
+
+
 cdef class _ClassWords:
     """`parse.CLASS_WORD_GROUPS` as C arrays, bucketed by their first two characters: `match`
     finds the groups of an attribute value as `parse.class_groups` does, trying at each
     position only the words that start with the two characters there (a modern page's class
     attributes run to hundreds of characters, and a bucket by first letter alone held up to
-    ten words to try at each of them)."""
+    ten words to try at each of them).
+
+    `seen_match` remembers what `match` found for the values of one page (a modern page
+    repeats its class attributes: two thirds of the 30 kB of class and id values of a 2026 page
+    are ones it had already), in a table whose slots point into the page's document to compare
+    the bytes: a slot is read only on the page (`page`, a number new for every walk) that wrote
+    it, while that document lives."""
 
     cdef list keep  # the words' bytes, owning what `words` points into
     cdef const char **words
@@ -227,6 +244,8 @@ cdef class _ClassWords:
     # bucket[27 * i + j + 1]
     cdef int bucket[27 * 27 + 1]
     cdef uint32_t any_bit
+    cdef _Seen *seen
+    cdef uint64_t page  # this walk's number (`new_page`)
 
     def __init__(self, tuple word_groups):
         entries = []
@@ -260,18 +279,50 @@ cdef class _ClassWords:
                 k += 1
             self.bucket[i] = k
         self.any_bit = 1u << len(word_groups)
+        self.seen = <_Seen *> PyMem_Calloc(SEEN_SLOTS, sizeof(_Seen))
+        if self.seen == NULL:
+            raise MemoryError()
 
     def __cinit__(self):
         self.words = NULL
         self.lengths = NULL
         self.groups = NULL
         self.rules = NULL
+        self.seen = NULL
+        self.page = 0
 
     def __dealloc__(self):
         PyMem_Free(<void *> self.words)
         PyMem_Free(self.lengths)
         PyMem_Free(self.groups)
         PyMem_Free(self.rules)
+        PyMem_Free(self.seen)
+
+    cdef void new_page(self) noexcept:
+        """A walk of another document begins (with the GIL held, so that two walks at once,
+        in two threads, never share a number): the values remembered so far no longer count."""
+        self.page += 1
+
+    cdef uint32_t seen_match(self, const lxb_char_t *s, size_t n) noexcept nogil:
+        """`match`, remembered for the page's later values of the same bytes."""
+        # the slot from the length and three words of the value, at its start, middle and end
+        # (a hash of every byte cost as much as matching it): values that share a slot only
+        # take turns in it, and memcmp tells them apart
+        cdef uint64_t h = n * 0x9E3779B97F4A7C15u, word = 0
+        memcpy(&word, s, n if n < 8 else 8)
+        h = (h ^ word) * 0xFF51AFD7ED558CCDu
+        if n > 8:
+            memcpy(&word, s + n - 8, 8)
+            h = (h ^ word) * 0xC4CEB9FE1A85EC53u
+        if n > 16:
+            memcpy(&word, s + n // 2 - 4, 8)
+            h = (h ^ word) * 0xFF51AFD7ED558CCDu
+        cdef _Seen *slot = &self.seen[(h ^ (h >> 29) ^ (h >> 47)) & (SEEN_SLOTS - 1)]
+        if slot.page == self.page and slot.length == n and memcmp(slot.value, s, n) == 0:
+            return slot.found
+        slot.found = self.match(s, n)
+        slot.page, slot.value, slot.length = self.page, s, n
+        return slot.found
 
     cdef uint32_t match(self, const lxb_char_t *s, size_t n) noexcept nogil:
         cdef uint32_t found = 0
@@ -311,7 +362,7 @@ cdef class _ClassWords:
             if ((attr.node.local_name == LXB_DOM_ATTR_CLASS
                  or attr.node.local_name == LXB_DOM_ATTR_ID)
                     and attr.value != NULL and attr.value.length):
-                found |= self.match(attr.value.data, attr.value.length) | self.any_bit
+                found |= self.seen_match(attr.value.data, attr.value.length) | self.any_bit
             attr = attr.next
         return found
 
@@ -775,6 +826,8 @@ def walk_blocks(LexborHTMLParser parser, block, block_tags, skip_tags, heading_t
     cdef _ClassWords class_words = (
         _class_words(class_word_groups) if class_word_groups is not None else None
     )
+    if class_words is not None:
+        class_words.new_page()
     cdef lxb_dom_node_t *root
     cdef lxb_dom_node_t *node
     cdef Py_ssize_t link_depth = 0, count = 0, low = 0, depth, n
