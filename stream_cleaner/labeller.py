@@ -34,6 +34,7 @@ from .budget import check_deadline
 from .document import Block
 from .loaded import LoadedOnce
 from .page_structure import (
+    SCORE_CONTEXT_NAMES,
     STRUCTURE_FEATURE_NAMES,
     row_depths,
     score_context,
@@ -259,6 +260,7 @@ def block_features(
     log10_probs: Sequence[float],
     n_tokens: Sequence[int],
     n_oov: Sequence[int],
+    extra_columns: int = 0,
 ) -> np.ndarray:
     """The feature matrix of a page: one row per block, columns as in `FEATURE_NAMES`
     (column-major when the native module builds it).
@@ -268,20 +270,27 @@ def block_features(
         sentences: every sentence of the page, in order.
         block_of: the block index of each sentence (non-decreasing).
         log10_probs, n_tokens, n_oov: each sentence's language-model score.
+        extra_columns: zero columns after `FEATURE_NAMES`, column-major too, for the
+            features a labeller reads next (`page_features`, `BlockLabeller.page_scores`
+            write theirs there instead of joining copies).
     """
     n = len(blocks)
     if n == 0:
-        return np.zeros((0, len(FEATURE_NAMES)))
+        return np.zeros((0, len(FEATURE_NAMES) + extra_columns))
     fast = native_module("text_features")
     if fast is not None:
         return fast.page_features(
             list(blocks), list(sentences), block_of, log10_probs, n_tokens, n_oov, _INDEX,
             len(_OWN_FEATURES), _CONTEXT_INDEX, _OFFSETS, _TAG_GROUP_OF, _path_info, _path_cache,
             _ASCII_CLASS, _SENTENCE_END, _PATTERN_GROUPS, _BULLET.match, _LOW_PPL, _NO_PPL,
+            extra_columns,
         )  # fmt: skip
-    return _block_features(
+    rows = _block_features(
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
+    if not extra_columns:
+        return rows
+    return np.concatenate([rows.T, np.zeros((extra_columns, n))]).T
 
 
 def _block_features(
@@ -790,11 +799,16 @@ class BlockLabeller:
         if tuple(spec["features"]) != names:
             raise ValueError("the labeller was trained on other features; retrain it")
         self._main_in = names.index("main_in") if self.structure_features else None
+        # the columns its first stage reads, and the columns `block_features` leaves for
+        # those after `FEATURE_NAMES` and for the second stage's score context
+        self.width = len(names)
         # a stacked labeller: a second ensemble reads the first one's features, then how the
         # first one's scores spread over the page (`page_structure.SCORE_CONTEXT_NAMES`); the
         # threshold applies to the second one's score
         stage2 = spec.get("stage2")
         self.stage2 = TreeEnsemble(stage2) if stage2 else None
+        self.extra_columns = self.width - len(FEATURE_NAMES)
+        self.extra_columns += len(SCORE_CONTEXT_NAMES) if self.stage2 is not None else 0
         self.mode = spec.get("mode", "")
         self.threshold = float(spec["threshold"])
         self.trees = TreeEnsemble(spec)
@@ -833,11 +847,13 @@ class BlockLabeller:
         *,
         deadline: float | None = None,
         depths: tuple[np.ndarray, np.ndarray] | None = None,
+        out: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The score of each block of a page, and the rows the last stage read: for a stacked
         labeller the second stage's over the first's and its `score_context` (``main_in``:
         which blocks are in the page's main element, from `structure_features`; ``depths``:
-        the blocks' `page_structure.common_depths`, when the caller has them). Past
+        the blocks' `page_structure.common_depths`, when the caller has them; ``out``:
+        ``features`` with room for the score context after them, `_widened`). Past
         ``deadline`` (`budget`), `budget.TimeBudgetExceeded`."""
         scores = self.scores(features, deadline=deadline)
         if self.stage2 is None or not len(scores):
@@ -845,7 +861,7 @@ class BlockLabeller:
         chars = np.expm1(features[:, _INDEX["log_chars"]])
         inside = main_in if main_in is not None else np.zeros(len(blocks), dtype=bool)
         context = score_context(blocks, scores, chars, inside, depths=depths)
-        stacked = np.concatenate([features.T, context.T]).T
+        stacked = _widened(features, context, out=out)
         return self.stage2.raw_scores(stacked, deadline=deadline), stacked
 
     def main_in(self, rows: np.ndarray) -> np.ndarray | None:
@@ -922,10 +938,13 @@ def page_features(
     site_evidence: PageEvidence | None = None,
     *,
     depths: tuple[np.ndarray, np.ndarray] | None = None,
+    out: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The rows ``labeller`` reads for a page, from its `block_features` ``base``; and which
     blocks are in the page's main element when it reads `structure_features` (else ``None``).
-    ``depths``: the blocks' `page_structure.common_depths`, when the caller has them."""
+    ``depths``: the blocks' `page_structure.common_depths`, when the caller has them.
+    ``out``: ``base`` with the `BlockLabeller.extra_columns` after it (`block_features`'s
+    ``extra_columns``): the rows are written there (`_widened`)."""
     extra = [class_features(blocks)] if labeller.class_features else []
     main_in = None
     if labeller.structure_features:
@@ -935,9 +954,22 @@ def page_features(
         extra.append(site_features(site_evidence, len(blocks)))
     if not extra:
         return base, main_in
-    # column-major, as ``base`` is when built natively (the tree walk reads the transpose of
-    # the rows without a copy)
-    return np.concatenate([base.T, *(e.T for e in extra)]).T, main_in
+    return _widened(base, *extra, out=out), main_in
+
+
+def _widened(rows: np.ndarray, *extra: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``rows`` with the columns of ``extra`` after them, column-major (as ``rows`` are when
+    built natively: the tree walk reads the transpose of the rows without a copy). ``out``:
+    an array whose first columns are ``rows`` themselves, with room after them
+    (`block_features`'s ``extra_columns``): the columns are written there and the result is a
+    view of it, without a copy of the page's features."""
+    if out is None:
+        return np.concatenate([rows.T, *(e.T for e in extra)]).T
+    at = rows.shape[1]
+    for e in extra:
+        out[:, at : at + e.shape[1]] = e
+        at += e.shape[1]
+    return out[:, :at]
 
 
 _labellers: LoadedOnce[BlockLabeller] = LoadedOnce()
@@ -1003,17 +1035,22 @@ def label_blocks(
     labeller = load_labeller(mode, labeller_path)
     log10_probs, n_tokens, n_oov = scores
     check_deadline(deadline, "while labelling")
-    features = block_features(
-        blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
-    )
+    # the page's features, then the columns the labeller reads after them (written in place)
+    out = block_features(
+        blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov,
+        extra_columns=labeller.extra_columns,
+    )  # fmt: skip
+    features = out[:, : len(FEATURE_NAMES)]
     check_deadline(deadline, "while labelling")  # 30 ms for 20,000 blocks
     # the elements the structure features and the score context both read: found once, from
     # the tag path prefixes the rows already count
     depths = row_depths(features, _INDEX) if labeller.structure_features else None
-    features, main_in = page_features(labeller, blocks, features, site_evidence, depths=depths)
+    features, main_in = page_features(
+        labeller, blocks, features, site_evidence, depths=depths, out=out
+    )
     check_deadline(deadline, "while labelling")
     scores, features = labeller.page_scores(
-        blocks, features, main_in, deadline=deadline, depths=depths
+        blocks, features, main_in, deadline=deadline, depths=depths, out=out
     )
     keep = labeller.predict(
         features, [b.tag_path for b in blocks] if labeller.reads_tag_paths else None,

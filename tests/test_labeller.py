@@ -474,3 +474,60 @@ def test_shipped_corpus_labeller_on_cleaneval_dev(default_model):
     # trained on these pages: the floor checks that the shipped model and the pipeline agree
     # with what was trained (cross-validated, out of sample, it scores about 0.90)
     assert sum(f1s) / len(f1s) > 0.93
+
+
+@pytest.mark.parametrize("mode", ["auto", "article", "corpus"])
+@pytest.mark.parametrize("native_features", [True, False])
+def test_rows_written_in_place_are_the_rows_joined_by_copies(mode, native_features, monkeypatch):
+    """`label_blocks` has `block_features` leave room for the columns its labeller reads next
+    and writes them there: the rows, the scores and the decision are those of the features
+    joined by copies, bit for bit, with the native features and without."""
+    from stream_cleaner import labeller as module
+    from stream_cleaner.lm import load_model
+
+    if not native_features:
+        monkeypatch.setattr(module, "native_module", lambda name: None)
+    shipped = module.load_labeller(mode)
+    model = load_model()
+    for path in sorted(SAMPLES.glob("*.html"))[:4]:
+        blocks = parse_blocks(path.read_text(encoding="utf-8", errors="replace"))
+        sentences: list[str] = []
+        block_of: list[int] = []
+        for block in blocks:
+            split = split_sentences(block.text)
+            sentences += split
+            block_of += [block.index] * len(split)
+        found = model.score_many(normalize_many(sentences))
+        scores = ([s.log10_prob for s in found], [s.n_tokens for s in found],
+                  [s.n_oov for s in found])  # fmt: skip
+        keep, _, _, rows = module.label_blocks(blocks, sentences, block_of, scores, mode=mode)
+        base = block_features(
+            blocks, sentences, block_of, log10_probs=scores[0], n_tokens=scores[1],
+            n_oov=scores[2],
+        )  # fmt: skip
+        wide = block_features(
+            blocks, sentences, block_of, log10_probs=scores[0], n_tokens=scores[1],
+            n_oov=scores[2], extra_columns=shipped.extra_columns,
+        )  # fmt: skip
+        assert wide.shape == (len(blocks), len(FEATURE_NAMES) + shipped.extra_columns)
+        assert wide.flags.f_contiguous or not shipped.extra_columns  # the walk reads its transpose
+        assert (wide[:, len(FEATURE_NAMES) :] == 0).all()
+        assert wide[:, : len(FEATURE_NAMES)].tobytes() == base.tobytes()
+        joined, main_in = module.page_features(shipped, blocks, base)
+        expected_scores, expected_rows = shipped.page_scores(blocks, joined, main_in)
+        assert rows.shape == expected_rows.shape
+        assert rows.flags.f_contiguous or not native_features  # the walk reads its transpose
+        assert rows.tobytes() == expected_rows.tobytes(), path.name
+        assert keep == shipped.predict(expected_rows, scores=expected_scores).tolist()
+    from stream_cleaner.page_structure import SCORE_CONTEXT_NAMES, STRUCTURE_FEATURE_NAMES
+
+    assert (
+        shipped.extra_columns
+        == {
+            "auto": len(CLASS_FEATURE_NAMES)
+            + len(STRUCTURE_FEATURE_NAMES)
+            + len(SCORE_CONTEXT_NAMES),
+            "article": len(CLASS_FEATURE_NAMES),
+            "corpus": 0,
+        }[mode]
+    )

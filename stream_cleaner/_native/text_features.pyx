@@ -320,7 +320,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
                   dict col, Py_ssize_t n_own, const long[::1] context_index, tuple offsets,
                   dict tag_group_of, path_info, dict path_cache, const long[::1] ascii_class,
                   frozenset sentence_end, tuple pattern_groups, bullet_match,
-                  double low_ppl, double no_ppl):
+                  double low_ppl, double no_ppl, Py_ssize_t extra_columns=0):
     """`labeller.block_features` of a page with at least one block, in one pass per loop.
 
     Every value is made by the same operations in the same order as the numpy reference
@@ -340,6 +340,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
             the labeller's tables, `_path_info`, and ``_BULLET.match``.
         path_cache: ``_path_info``'s cache (tag path -> what it returns), read first.
         low_ppl, no_ppl: `labeller._LOW_PPL` and `labeller._NO_PPL`.
+        extra_columns: zero columns after the features (`labeller.block_features`).
     """
     cdef Py_ssize_t n = len(blocks), n_sent = len(sentences), n_ctx = context_index.shape[0]
     cdef Py_ssize_t i, j, k, s, g, p, lo, hi, n_paths, n_flags, offset, source
@@ -376,7 +377,7 @@ def page_features(list blocks, list sentences, block_of, log10_probs, n_tokens, 
     width = n_own + len(offsets) * n_ctx
     # built transposed, (features, blocks): most loops below fill one feature for every
     # block, along a row of this array; the caller gets its transpose, (blocks, features)
-    out = np.zeros((width, n))
+    out = np.zeros((width + extra_columns, n))
     cdef double[:, ::1] own = out
     lengths_array = np.empty(n, dtype=np.int64)
     cdef long[::1] lengths = lengths_array
