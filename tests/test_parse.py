@@ -528,6 +528,26 @@ def test_attribute_work_reads_tags_as_the_tokenizer_does():
         assert fast.attribute_work("<style a>p<b c d></style><scripts e f>") == 1 + 4
 
 
+def test_attribute_work_of_bytes_is_that_of_text_read_character_by_character():
+    """Natively, a page's UTF-8 bytes pass over attribute names and unquoted values in a tight
+    loop, and over quoted values with memchr; text of four bytes a character is read one
+    character at a time: tag soup gives both the same sums and names."""
+    import random
+
+    fast = native_module("lexbor_walk")
+    if fast is None:
+        pytest.skip("the native walk is not built")
+    rnd = random.Random(17)
+    pieces = ["<", ">", "<p", "<P ", "<script", "</script", "<style", "</style>", " ", "\t",
+              "\n", "\f", "/", "=", "'", '"', "a", "B", "data-x", "id", "x y", "é",
+              "<!--"]  # fmt: skip
+    for _ in range(20_000):
+        html = "".join(rnd.choices(pieces, k=rnd.randint(0, 40)))
+        wide = "\U0001f600" + html  # four bytes a character, before any tag
+        assert fast.attribute_work(html.encode()) == fast.attribute_work(wide), html
+        assert fast.markup_work(html.encode(), 3) == fast.markup_work(wide, 3), html
+
+
 @pytest.mark.parametrize("parser", ["lexbor", "html5lib"])
 def test_an_element_of_thousands_of_attributes_is_refused_before_parsing(parser):
     html = "<p " + " ".join(f"a{i}" for i in range(40_000)) + ">Some text.</p>"

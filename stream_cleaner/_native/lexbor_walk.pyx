@@ -1425,6 +1425,15 @@ cdef inline void _add_name(_Names *names, const _char *s, Py_ssize_t start, Py_s
         names.distinct += 1
 
 
+# the bytes that end an attribute's name (white space, "/", "=", ">") and an unquoted value
+# (white space, ">"): `_attribute_work` passes over the others in a tight loop
+cdef unsigned char _ENDS_NAME[256]
+cdef unsigned char _ENDS_UNQUOTED[256]
+for _c in (9, 10, 12, 13, 32, 62):
+    _ENDS_NAME[_c] = _ENDS_UNQUOTED[_c] = 1
+_ENDS_NAME[47] = _ENDS_NAME[61] = 1
+
+
 cdef double _attribute_work(const _char *s, Py_ssize_t n, _Names *names) noexcept nogil:
     """`parse.attribute_work` of ``n`` characters; the names it reads are counted in ``names``."""
     cdef Py_ssize_t i = 0, start, name_start = 0
@@ -1457,6 +1466,15 @@ cdef double _attribute_work(const _char *s, Py_ssize_t n, _Names *names) noexcep
         state = 0
         count = 0
         while i < n:
+            if _char is Py_UCS1:  # to the end of a name or an unquoted value at once
+                if state == 1:
+                    while i < n and not _ENDS_NAME[s[i]]:
+                        i += 1
+                elif state == 5:
+                    while i < n and not _ENDS_UNQUOTED[s[i]]:
+                        i += 1
+                if i >= n:
+                    break
             c = s[i]
             if state == 1 and (_html_space(c) or c == u"/" or c == u"=" or c == u">"):
                 _add_name(names, s, name_start, i, 1469598103934665603ULL)
