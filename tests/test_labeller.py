@@ -62,7 +62,8 @@ PAGE = f"""<html><head><title>The river</title></head><body>
 </body></html>"""
 
 
-def _features(html: str, model) -> tuple[list, np.ndarray]:
+def _page(html: str, model) -> tuple[list, list[str], list[int], tuple[list, list, list]]:
+    """A page's blocks, sentences, each sentence's block and scores (as three columns)."""
     blocks = parse_blocks(html)
     sentences: list[str] = []
     block_of: list[int] = []
@@ -70,14 +71,16 @@ def _features(html: str, model) -> tuple[list, np.ndarray]:
         split = split_sentences(block.text)
         sentences += split
         block_of += [block.index] * len(split)
-    scores = model.score_many(normalize_many(sentences))
+    found = model.score_many(normalize_many(sentences))
+    scores = ([s.log10_prob for s in found], [s.n_tokens for s in found],
+              [s.n_oov for s in found])  # fmt: skip
+    return blocks, sentences, block_of, scores
+
+
+def _features(html: str, model) -> tuple[list, np.ndarray]:
+    blocks, sentences, block_of, (log10_probs, n_tokens, n_oov) = _page(html, model)
     features = block_features(
-        blocks,
-        sentences,
-        block_of,
-        log10_probs=[s.log10_prob for s in scores],
-        n_tokens=[s.n_tokens for s in scores],
-        n_oov=[s.n_oov for s in scores],
+        blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
     return blocks, features
 
@@ -490,16 +493,8 @@ def test_rows_written_in_place_are_the_rows_joined_by_copies(mode, native_featur
     shipped = module.load_labeller(mode)
     model = load_model()
     for path in sorted(SAMPLES.glob("*.html"))[:4]:
-        blocks = parse_blocks(path.read_text(encoding="utf-8", errors="replace"))
-        sentences: list[str] = []
-        block_of: list[int] = []
-        for block in blocks:
-            split = split_sentences(block.text)
-            sentences += split
-            block_of += [block.index] * len(split)
-        found = model.score_many(normalize_many(sentences))
-        scores = ([s.log10_prob for s in found], [s.n_tokens for s in found],
-                  [s.n_oov for s in found])  # fmt: skip
+        html = path.read_text(encoding="utf-8", errors="replace")
+        blocks, sentences, block_of, scores = _page(html, model)
         keep, _, _, rows = module.label_blocks(blocks, sentences, block_of, scores, mode=mode)
         base = block_features(
             blocks, sentences, block_of, log10_probs=scores[0], n_tokens=scores[1],
