@@ -799,15 +799,14 @@ class BlockLabeller:
         if tuple(spec["features"]) != names:
             raise ValueError("the labeller was trained on other features; retrain it")
         self._main_in = names.index("main_in") if self.structure_features else None
-        # the columns its first stage reads, and the columns `block_features` leaves for
-        # those after `FEATURE_NAMES` and for the second stage's score context
-        self.width = len(names)
         # a stacked labeller: a second ensemble reads the first one's features, then how the
         # first one's scores spread over the page (`page_structure.SCORE_CONTEXT_NAMES`); the
         # threshold applies to the second one's score
         stage2 = spec.get("stage2")
         self.stage2 = TreeEnsemble(stage2) if stage2 else None
-        self.extra_columns = self.width - len(FEATURE_NAMES)
+        # the columns it reads after `FEATURE_NAMES`, the second stage's score context
+        # included: `label_blocks` has `block_features` leave room for them
+        self.extra_columns = len(names) - len(FEATURE_NAMES)
         self.extra_columns += len(SCORE_CONTEXT_NAMES) if self.stage2 is not None else 0
         self.mode = spec.get("mode", "")
         self.threshold = float(spec["threshold"])
