@@ -1429,9 +1429,9 @@ cdef inline void _add_name(_Names *names, const _char *s, Py_ssize_t start, Py_s
 # (white space, ">"): `_attribute_work` passes over the others in a tight loop
 cdef unsigned char _ENDS_NAME[256]
 cdef unsigned char _ENDS_UNQUOTED[256]
-for _c in (9, 10, 12, 13, 32, 62):
-    _ENDS_NAME[_c] = _ENDS_UNQUOTED[_c] = 1
-_ENDS_NAME[47] = _ENDS_NAME[61] = 1
+for _c in range(256):
+    _ENDS_UNQUOTED[_c] = _html_space(_c) or _c == 62
+    _ENDS_NAME[_c] = _ENDS_UNQUOTED[_c] or _c == 47 or _c == 61
 
 
 cdef double _attribute_work(const _char *s, Py_ssize_t n, _Names *names) noexcept nogil:
