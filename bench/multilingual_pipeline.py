@@ -27,6 +27,7 @@ average over Chinese, Japanese and Thai. In article mode the article labeller al
     PYTHONPATH=$PWD .venv/bin/python bench/multilingual_pipeline.py [--multilingual-labeller F]
     PYTHONPATH=$PWD .venv/bin/python bench/multilingual_pipeline.py --speed 3   # the GRUs' cost
     PYTHONPATH=$PWD .venv/bin/python bench/multilingual_pipeline.py --pseudo-words  # rules 48, 49
+    .cache/bench-venv/bin/python bench/multilingual_pipeline.py --peers   # rule 63, the peers
 """
 
 from __future__ import annotations
@@ -41,12 +42,15 @@ from multilingual import PAPER, Page, load_set, scores_of
 
 from stream_cleaner import CleanerSettings, pipeline
 from stream_cleaner.document import RawDocument
-from stream_cleaner.evaluate import clean_pages, read_pages, score_outputs
+from stream_cleaner.evaluate import align_tokens, clean_pages, read_pages, score_outputs
 from stream_cleaner.multilingual_labeller import load_multilingual
 from stream_cleaner.parse import BLOCK_TAGS
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = {"en (cleaneval/test)": "cleaneval/test", "zh": "cleaneval/zh", "jp": "jp", "thai": "thai"}
+# the sets of languages written without spaces, where `--peers` compares the systems (English
+# CleanEval test is bench/quality.py's, on its real pages)
+UNSPACED_SETS = {label: name for label, name in SETS.items() if not label.startswith("en")}
 # Elements that hold no child elements (void) or only text (raw text, RCDATA)
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _TEXT_ONLY = frozenset("title textarea script style xmp iframe noembed noframes plaintext".split())
@@ -101,6 +105,7 @@ def rows_kept(page: Page, doc) -> tuple[np.ndarray, int]:
         kept.extend([s.keep] * len(chars))
     joined = "".join(stream)
     keep = np.array(kept, dtype=bool)
+
     preds = np.zeros(len(page.texts), dtype=np.int64)
     cursor = missing = 0
     for i, text in enumerate(page.texts):
@@ -116,6 +121,18 @@ def rows_kept(page: Page, doc) -> tuple[np.ndarray, int]:
         preds[i] = keep[at : at + len(chars)].mean() > 0.5
         cursor = at + len(chars)
     return preds, missing
+
+
+def character_f1(page: Page, text: str) -> float:
+    """Word alignment's F1 (`evaluate.align_tokens`) over characters, white space removed:
+    a system's output text against the page's content rows (``--peers``). Characters, not
+    white-space words, because Chinese, Japanese and Thai put no spaces between words; any
+    system's text is read alike."""
+    pairs = zip(page.texts, page.labels, strict=True)
+    gold = "".join("".join(t.split()) for t, label in pairs if label)
+    a = align_tokens(list("".join(text.split())), list(gold))
+    total = a.output_words + a.gold_words
+    return 2 * a.aligned / total if total else 1.0
 
 
 def _alone(run: pipeline._Run, blocks: list, content: list[bool]) -> list[bool]:
@@ -240,12 +257,21 @@ def main() -> None:
     parser.add_argument(
         "--pseudo-words", action="store_true", help="only rules 48 and 49: pseudo-words read"
     )
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="only the MultiBoilerNet pages, stream-cleaner's modes against the peers "
+        "(run with the bench venv's Python)",
+    )
     args = parser.parse_args()
     if args.speed:
         speed(args.speed)
         return
     if args.pseudo_words:
         pseudo_words()
+        return
+    if args.peers:
+        peer_rows(args)
         return
 
     if not args.dragnet_only:
@@ -280,6 +306,42 @@ def multiboilernet_rows(args: argparse.Namespace) -> None:
                 f"| {r['pooled']:.3f} | {r['content']:.3f} | {paper} |",
                 flush=True,
             )
+
+
+def peer_rows(args: argparse.Namespace) -> None:
+    """The MultiBoilerNet pages of Chinese, Japanese and Thai, stream-cleaner's modes against
+    the peers, each system's output text scored alike (`character_f1`, macro over pages);
+    beside it stream-cleaner's macro F1 over rows from its sentences' own verdicts
+    (`rows_kept`, question 1's figure), which no peer's plain text can give. Rule 63
+    (bench/auto_training.py). Needs the bench venv (`bench/setup-env.sh`)."""
+    import peers  # the peers are bench-only dependencies
+
+    print("## MultiBoilerNet pages: stream-cleaner against the peers\n")
+    print("Character-alignment F1, macro over pages (rows F1 of stream-cleaner's sentences)\n")
+    print("| system | " + " | ".join(UNSPACED_SETS) + " |")
+    print("|---|" + "---:|" * len(UNSPACED_SETS))
+    table: dict[str, list[str]] = {}
+    for name in UNSPACED_SETS.values():
+        pages = load_set(name)[: args.limit]
+        documents = [page_html(p) for p in pages]
+        for mode in ("auto", "corpus", "article"):
+            settings = CleanerSettings(mode=mode)
+            docs = [
+                pipeline.clean_document(RawDocument(body=d, id=p.name), settings=settings)
+                for p, d in zip(pages, documents, strict=True)
+            ]
+            pairs = list(zip(pages, docs, strict=True))
+            rows = scores_of(pages, [rows_kept(p, d)[0] for p, d in pairs])["macro"]
+            chars = np.mean([character_f1(p, d.text) for p, d in pairs])
+            table.setdefault(f"stream-cleaner {mode}", []).append(f"{chars:.3f} ({rows:.3f})")
+        for peer, extract in peers.PEERS.items():
+            pairs = zip(pages, documents, strict=True)
+            chars = np.mean([character_f1(p, extract(d)) for p, d in pairs])
+            table.setdefault(peer, []).append(f"{chars:.3f}")
+    for system, cells in table.items():
+        print(f"| {system} | " + " | ".join(cells) + " |")
+    if peers.FAILURES:
+        print(f"\nPeer exceptions (pages read as empty): {dict(peers.FAILURES)}")
 
 
 def dragnet_without_model(args: argparse.Namespace) -> None:
