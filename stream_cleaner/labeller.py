@@ -901,20 +901,6 @@ class BlockLabeller:
         return [classes[i] for i in best.tolist()]
 
 
-def with_spaces_added(rows: np.ndarray, texts: Sequence[str], spaced: Sequence[str]) -> np.ndarray:
-    """``rows`` (a copy) with the characters and words `block_features` counts in each
-    block's text ``spaced`` instead of ``texts``, where ``spaced`` only adds spaces between
-    characters (``log_chars``: the characters; ``log_words``: the spaces and one): a page's
-    words as `language.pseudo_words` cuts them (rule 49)."""
-    added = np.fromiter(map(len, spaced), np.float64, len(spaced))
-    added -= np.fromiter(map(len, texts), np.float64, len(texts))
-    rows = rows.copy()
-    chars, words = _INDEX["log_chars"], _INDEX["log_words"]
-    rows[:, chars] = np.log1p(np.expm1(rows[:, chars]) + added)
-    rows[:, words] = np.log(np.exp(rows[:, words]) + added)
-    return rows
-
-
 def feature_names(
     *, site_features: bool = False, class_features: bool = False, structure_features: bool = False
 ) -> tuple[str, ...]:

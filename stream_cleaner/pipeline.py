@@ -65,7 +65,6 @@ from .labeller import (
     load_labeller,
     site_labeller_path,
     unscored_score,
-    with_spaces_added,
 )
 from .language import UNDETERMINED, UNKNOWN, UNSPACED_LANGUAGES, identifier, pseudo_words_many
 from .lm import (
@@ -95,14 +94,11 @@ if TYPE_CHECKING:
 
 _DEFAULT_SETTINGS = CleanerSettings()
 FORUM = PAGE_TYPES.index("forum")  # `drop_comments` reads the page's forum probability
-# The modes whose labeller reads a page in a language written without spaces through
-# `language.pseudo_words` (rule 48, bench/auto_training.py): not `auto`, whose Japanese
-# pages lost by it (0.847 to 0.837 of MultiBoilerNet's rows) where `corpus` gained 0.789 to
-# 0.883 and `article` 0.800 to 0.831
-PSEUDO_WORD_MODES: frozenset[str] = frozenset({"corpus", "article"})
-# The modes whose page-type model alone reads such a page's words and characters as the
-# pseudo-words count them (rule 49)
-PSEUDO_WORD_TYPE_MODES: frozenset[str] = frozenset({"auto"})
+# The modes whose labeller and page-type model read a page in a language written without
+# spaces through `language.pseudo_words` (bench/auto_training.py): `corpus` and `article`
+# since rule 48, `auto` since rule 63 (newspaper4k's seven Chinese, Japanese, Thai and
+# Burmese pages, F1 over characters, 0.937 to 0.962)
+PSEUDO_WORD_MODES: frozenset[str] = frozenset({"corpus", "article", "auto"})
 
 
 class _Failed(Exception):
@@ -512,7 +508,7 @@ class _Run:
         self.block_kinds = tuple(kinds)
         t = self._lap("label", t)
         if self.html is not None and own:  # before the rules below: `drop_comments` reads it
-            self._classify_page(read_blocks, self._page_type_rows(blocks, rows, mode))
+            self._classify_page(read_blocks, rows)
             t = self._lap("page_type", t)
             if settings.content_guard and threads_as_auto(
                 mode, self.page_type, self.page_type_confidence
@@ -621,23 +617,6 @@ class _Run:
             ],
             pseudo_words_many(texts),
         )
-
-    def _page_type_rows(self, blocks: list[Block], rows: np.ndarray, mode: str) -> np.ndarray:
-        """The rows the page-type model reads: in a mode of `PSEUDO_WORD_TYPE_MODES`, on a
-        page in a language written without spaces, with the words and characters its
-        pseudo-words make (`labeller.with_spaces_added`); else the labeller's ``rows``
-        (which count them already in a mode of `PSEUDO_WORD_MODES`)."""
-        if (
-            mode not in PSEUDO_WORD_TYPE_MODES
-            or mode in PSEUDO_WORD_MODES
-            or self.language.code not in UNSPACED_LANGUAGES
-        ):
-            return rows
-        texts = [b.text for b in blocks]
-        cut = pseudo_words_many(texts)
-        if all(new is text for new, text in zip(cut, texts, strict=True)):
-            return rows
-        return with_spaces_added(rows, texts, cut)
 
     def _multilingual_applies(self, mode: str) -> bool:
         """Whether the multilingual labeller has a say on this page's blocks, decided in

@@ -22,9 +22,7 @@ from stream_cleaner.labeller import (
     block_kinds,
     class_features,
     labeller_path,
-    with_spaces_added,
 )
-from stream_cleaner.language import pseudo_words
 from stream_cleaner.lm import normalize_many
 from stream_cleaner.parse import parse_blocks
 from stream_cleaner.segment import split_sentences
@@ -83,33 +81,6 @@ def _features(html: str, model) -> tuple[list, np.ndarray]:
         blocks, sentences, block_of, log10_probs=log10_probs, n_tokens=n_tokens, n_oov=n_oov
     )
     return blocks, features
-
-
-def test_words_and_characters_with_spaces_added_are_those_of_the_spaced_text(tiny_model):
-    # rule 49: `auto`'s page type reads a Chinese page's words as its pseudo-words cut them
-    html = (
-        "<html><body><ul><li><a href='/'>首页</a></li><li><a href='/n'>新闻频道</a></li></ul>"
-        "<h1>城市新图书馆正式开放</h1><p>市政府星期二宣布，位于市中心的新图书馆正式向公众"
-        "开放。图书馆收藏了八万多册图书。</p><p>Opening hours: 9 to 20.</p></body></html>"
-    )
-    blocks, rows = _features(html, tiny_model)
-    texts = [b.text for b in blocks]
-    spaced = [pseudo_words(t) for t in texts]
-    assert spaced != texts
-    _, expected = _features(
-        "<html><body><ul><li><a href='/'>首页</a></li><li><a href='/n'>新闻 频道</a></li></ul>"
-        f"<h1>{spaced[2]}</h1><p>{spaced[3]}</p><p>Opening hours: 9 to 20.</p></body></html>",
-        tiny_model,
-    )
-    got = with_spaces_added(rows, texts, spaced)
-    for name in ("log_chars", "log_words"):
-        i = FEATURE_NAMES.index(name)
-        np.testing.assert_allclose(got[:, i], expected[:, i], rtol=1e-12)
-        assert (got[:, i] > rows[:, i]).tolist() == [
-            t != s for t, s in zip(texts, spaced, strict=True)
-        ]
-    others = [i for i, n in enumerate(FEATURE_NAMES) if n not in ("log_chars", "log_words")]
-    assert (got[:, others] == rows[:, others]).all() and got is not rows
 
 
 def test_features_of_a_hand_written_page(tiny_model):
