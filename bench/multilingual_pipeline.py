@@ -42,7 +42,7 @@ from multilingual import PAPER, Page, load_set, scores_of
 
 from stream_cleaner import CleanerSettings, pipeline
 from stream_cleaner.document import RawDocument
-from stream_cleaner.evaluate import align_tokens, clean_pages, read_pages, score_outputs
+from stream_cleaner.evaluate import align_characters, clean_pages, read_pages, score_outputs
 from stream_cleaner.multilingual_labeller import load_multilingual
 from stream_cleaner.parse import BLOCK_TAGS
 
@@ -124,15 +124,12 @@ def rows_kept(page: Page, doc) -> tuple[np.ndarray, int]:
 
 
 def character_f1(page: Page, text: str) -> float:
-    """Word alignment's F1 (`evaluate.align_tokens`) over characters, white space removed:
-    a system's output text against the page's content rows (``--peers``). Characters, not
-    white-space words, because Chinese, Japanese and Thai put no spaces between words; any
-    system's text is read alike."""
+    """Word alignment's F1 over characters (`evaluate.align_characters`): a system's output
+    text against the page's content rows (``--peers``). Characters, not white-space words,
+    because Chinese, Japanese and Thai put no spaces between words; any system's text is read
+    alike."""
     pairs = zip(page.texts, page.labels, strict=True)
-    gold = "".join("".join(t.split()) for t, label in pairs if label)
-    a = align_tokens(list("".join(text.split())), list(gold))
-    total = a.output_words + a.gold_words
-    return 2 * a.aligned / total if total else 1.0
+    return align_characters(text, "".join(t for t, label in pairs if label)).f1
 
 
 def _alone(run: pipeline._Run, blocks: list, content: list[bool]) -> list[bool]:

@@ -50,7 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import quality
 import throughput
 
-from stream_cleaner.evaluate import Page, read_pages
+from stream_cleaner.evaluate import Page, align_characters, read_pages
+from stream_cleaner.language import UNSPACED_LANGUAGES, identifier
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache" / "data" / "package-pages"
@@ -243,6 +244,27 @@ def snippet_rows(root: Path, outputs: dict[str, dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
+def unspaced_rows(pages: Sequence[Page], outputs: dict[str, dict[str, str]]) -> str:
+    """Each system's F1 over characters (`evaluate.align_characters`, mean over pages) on the
+    ``pages`` whose gold is in a language written without spaces, where white-space words are
+    whole clauses; best first. Empty when there are none."""
+    unspaced = [p for p in pages if identifier().identify(p.gold).code in UNSPACED_LANGUAGES]
+    if not unspaced:
+        return ""
+    rows = sorted(
+        (
+            sum(align_characters(texts[p.name], p.gold).f1 for p in unspaced) / len(unspaced),
+            system,
+        )
+        for system, texts in outputs.items()
+    )
+    names = ", ".join(p.name for p in unspaced)
+    lines = [f"Pages written without spaces ({names}), F1 over characters:\n"]
+    lines += ["| system | F1 over characters |", "|---|---:|"]
+    lines += [f"| {system} | {f1:.3f} |" for f1, system in reversed(rows)]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     systems_known = quality.all_systems()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -275,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
         else:
             print(f"### {name}, {len(pages)} pages\n\n{quality.format_results(results, name)}\n")
+            if table := unspaced_rows(pages, outputs):
+                print(table + "\n")
     return 0
 
 

@@ -166,6 +166,14 @@ def align_words(output: str, gold: str) -> Alignment:
     return align_tokens(text_words(output), text_words(gold))
 
 
+def align_characters(output: str, gold: str) -> Alignment:
+    """Align the characters of ``output`` with those of ``gold``, white space removed: word
+    alignment for languages written without spaces (Chinese, Japanese, Thai), whose
+    white-space words are whole clauses (bench/multilingual_pipeline.py --peers,
+    bench/package_pages.py)."""
+    return align_tokens(list("".join(output.split())), list("".join(gold.split())))
+
+
 def levenshtein_similarity(output: Sequence[str], gold: Sequence[str]) -> float:
     """``1 - d / max(|output|, |gold|)`` over words; 1.0 when both are empty.
 

@@ -52,3 +52,26 @@ def test_snippet_rows_count_pages_passing_every_check(tmp_path):
     table = package_pages.snippet_rows(tmp_path, outputs).splitlines()
     assert table[2] == "| good | 2/2 | 2/2 (1.000) | 1/1 (1.000) |"
     assert table[3] == "| noisy | 0/2 | 1/2 (0.500) | 0/1 (0.000) |"
+
+
+def test_pages_written_without_spaces_are_scored_over_characters():
+    from stream_cleaner.evaluate import Page
+
+    chinese = "市政府星期二宣布，位于市中心的新图书馆正式向公众开放。图书馆收藏了八万多册图书。"
+    english = "The city opened its new library on Tuesday, with eighty thousand books."
+    pages = [Page("zh", "", b"", gold=chinese), Page("en", "", b"", gold=english)]
+    outputs = {
+        "whole": {"zh": chinese, "en": ""},  # the English page is not scored here
+        "menu too": {"zh": "首页 新闻\n" + chinese, "en": english},
+        "half": {"zh": chinese[:20], "en": english},
+    }
+    table = package_pages.unspaced_rows(pages, outputs)
+    assert "(zh)" in table
+    rows = [
+        line.split(" | ")
+        for line in table.splitlines()
+        if line.startswith("| ") and "---" not in line
+    ]
+    assert [r[0].strip("| ") for r in rows[1:]] == ["whole", "menu too", "half"]
+    assert rows[1][1].strip(" |") == "1.000"
+    assert package_pages.unspaced_rows(pages[1:], outputs) == ""

@@ -13,6 +13,7 @@ from stream_cleaner.evaluate import (
     PageChecks,
     PageScore,
     SnippetCounts,
+    align_characters,
     align_tokens,
     align_words,
     bag_of_tokens,
@@ -74,6 +75,15 @@ def test_word_alignment_counts_longest_matching_blocks():
     # ... while the bag of tokens ignores order and the edit distance substitutes every word
     assert bag_of_tokens("c d a b".split(), "a b c d".split()) == (1.0, 1.0, 1.0)
     assert levenshtein_similarity("c d a b".split(), "a b c d".split()) == 0.0
+
+
+def test_characters_align_where_words_are_whole_clauses():
+    # Chinese puts no spaces between words: one space more and no white-space word aligns
+    gold = "今天天气很好。我们去公园。"
+    assert align_words("今天天气 很好。我们去公园。", gold).aligned == 0
+    a = align_characters("首页\n今天天气 很好。\n我们去公园。", gold)
+    assert (a.aligned, a.output_words, a.gold_words) == (13, 15, 13)
+    assert align_characters("", gold).recall == 0.0
 
 
 def test_alignment_is_case_and_punctuation_sensitive_like_cleaneval():
