@@ -991,6 +991,29 @@ test, the multilingual sets) was read:
    CPU a Chinese or Japanese page costs does not move (rule 49 cut them for the page type
    already; its separate path is gone). Over characters, `auto` now leads every peer on the
    Japanese and Thai pages and trails readability on the Chinese ones, 0.945 against 0.957.
+64. Written 2026-12-02 (18:03), after rule 63, before its figures. The labellers' `legal`
+   pattern (`labeller._LEGAL_LITERALS`: "©", "opyright", "ights reserved", "rivacy", "erms
+   of", "ookie"; a feature of every labeller and the guard's sign of a legal notice) is
+   English but for "©": on a Chinese page the site's copyright and disclaimer notice
+   ("版权与免责声明", "版权所有") reads as prose. Two pages showed it, both seen before this
+   rule: MultiBoilerNet's zh/51 (the notice's three paragraphs kept by `auto`) and
+   newspaper4k's chinese_article_001 ("中国日报网版权说明"), so neither set estimates it.
+   Candidate: the same words in Chinese (simplified and traditional), Japanese and Korean
+   (copyright, disclaimer, privacy, terms of use or service, no reproduction without
+   permission), literals in scripts no training page's pattern search meets. No figure is
+   tuned. Shipped if no page of CleanEval dev and test, Dragnet and the 2026 pages changes
+   in any mode (`bench/core_ab.py`), and no language's F1 over characters, MultiBoilerNet's
+   three sets (`--peers`) and newspaper4k's seven pages, is more than 0.005 lower in any
+   mode.
+   Not shipped. The native scanner (`_native/text_features._scan`) takes 32 literals whose
+   first character is below U+0100, so the candidate was measured on the Python reference
+   (`STREAM_CLEANER_NATIVE=0`), with each two-character word also as the pseudo-words may cut
+   it ("版 权"): F1 over characters, MultiBoilerNet's Chinese / Japanese / Thai and
+   newspaper4k's seven pages, `auto` 0.945 / 0.872 / 0.963 / 0.962 to 0.948 / 0.872 / 0.963
+   / 0.962, `corpus` and `article` unchanged. A gain on one set's page or two does not pay
+   for a wider native scanner. The literals tried, added to the `legal` group: 版权 版權 免责
+   免責 隐私 隱私 转载 轉載 転載 条款 條款 規約 作権, each also with a space between its two
+   characters, and 저작권, 무단 전재, 개인정보.
 
     PYTHONPATH=$PWD .venv/bin/python bench/googletrends_pages.py
     .cache/bench-venv/bin/python bench/quality.py --systems trafilatura,readability --save-outputs \
