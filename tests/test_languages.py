@@ -347,6 +347,19 @@ def test_auto_keeps_and_types_a_chinese_or_japanese_news_page_read_in_pseudo_wor
         assert all(p in read.text for p in PAGES[code][3]), code
 
 
+def test_the_pseudo_word_view_cut_in_slices_reads_as_cut_in_one(monkeypatch):
+    # `_labellers_view` looks at the deadline between slices of `VIEW_SLICE` blocks
+    whole = clean_document(raw("zh"), settings=CleanerSettings(mode="auto"))
+    monkeypatch.setattr(pipeline, "VIEW_SLICE", 2)
+    sliced = clean_document(raw("zh"), settings=CleanerSettings(mode="auto"))
+    assert whole.n_blocks > 2
+    assert (sliced.text, sliced.page_type, sliced.block_kinds) == (
+        whole.text,
+        whole.page_type,
+        whole.block_kinds,
+    )
+
+
 def test_the_multilingual_labeller_setting_comes_from_cli_and_environment(monkeypatch):
     from stream_cleaner.cli import _settings, parse_args
 
